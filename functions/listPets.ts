@@ -1,0 +1,22 @@
+import { apiHandler } from "../lib/http/apiHandler";
+import { parseListPetsQuery } from "../lib/http/parameters";
+import type { Dependencies } from "../lib/http/types";
+import { listPets } from "../lib/pets/service";
+import { API_BASE_PATH, routes } from "../lib/routes";
+import { runtimeDependencies } from "../lib/runtime";
+
+export const createHandler = (deps: Dependencies) =>
+  apiHandler(routes.listPets, deps, async (event) => {
+    const query = parseListPetsQuery(event);
+    const { pets, nextCursor } = await listPets(deps.pets, query);
+    const headers: Record<string, string> = {};
+    if (nextCursor) {
+      const next = new URLSearchParams({ limit: String(query.limit) });
+      if (query.status) next.set("status", query.status);
+      next.set("cursor", nextCursor);
+      headers.Link = `<${API_BASE_PATH}${routes.listPets.path}?${next}>; rel="next"`;
+    }
+    return { statusCode: 200, headers, body: pets };
+  });
+
+export const handler = createHandler(runtimeDependencies);

@@ -1,0 +1,85 @@
+/**
+ * API keys: `petstore_<stage>_<43 base62 characters>` (256 random bits). The prefix lets secret
+ * scanners and people recognise a key and its environment. Only the SHA-256 of a key is stored;
+ * a key has enough entropy that a fast hash is safe, and lookup by hash needs no comparison of
+ * secrets in our code.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { StageName } from "../config";
+
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const SECRET_LENGTH = 43;
+
+function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 4 × 62: rejecting larger bytes keeps every character equally likely.
+      if (byte < 248 && out.length < length) out += ALPHABET[byte % 62];
+    }
+  }
+  return out;
+}
+
+export function apiKeyPrefix(stage: StageName): string {
+  return `petstore_${stage}_`;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash("sha256").update(key, "utf8").digest("hex");
+}
+
+/** True when `token` has the shape of a key of `stage`; anything else is rejected unread. */
+export function hasApiKeyShape(token: string, stage: StageName): boolean {
+  const prefix = apiKeyPrefix(stage);
+  return (
+    token.length === prefix.length + SECRET_LENGTH &&
+    token.startsWith(prefix) &&
+    /^[0-9A-Za-z]+$/.test(token.slice(prefix.length))
+  );
+}
+
+export function generateApiKey(stage: StageName): string {
+  return apiKeyPrefix(stage) + randomBase62(SECRET_LENGTH);
+}
+
+export function generateKeyId(): string {
+  return `key_${randomBase62(12)}`;
+}
+
+export interface ApiKeyRecord {
+  /** Public identifier, safe to log and show. */
+  readonly keyId: string;
+  readonly name: string;
+  readonly keyHash: string;
+  readonly createdAt: string;
+  readonly revokedAt?: string | undefined;
+}
+
+export interface ApiKeyStore {
+  findByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  save(record: ApiKeyRecord): Promise<void>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** Marks the key revoked; returns false when no key has that id. */
+  revoke(keyId: string, at: Date): Promise<boolean>;
+}
+
+/** Who made a request: what handlers and logs may know about the key. */
+export interface Principal {
+  readonly keyId: string;
+}
+
+/** Issues a key: stores its hash and returns the key, which is never stored or shown again. */
+export async function issueApiKey(
+  store: ApiKeyStore,
+  stage: StageName,
+  name: string,
+  now = new Date(),
+  key = generateApiKey(stage),
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  if (!hasApiKeyShape(key, stage))
+    throw new Error(`An API key for ${stage} must look like ${apiKeyPrefix(stage)}<43 letters or digits>.`);
+  const record: ApiKeyRecord = { keyId: generateKeyId(), name, keyHash: hashApiKey(key), createdAt: now.toISOString() };
+  await store.save(record);
+  return { key, record };
+}

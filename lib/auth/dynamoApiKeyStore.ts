@@ -1,0 +1,95 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { storeCall } from "../db/storeErrors";
+import { itemKeys } from "../db/table";
+import type { ApiKeyRecord, ApiKeyStore } from "./apiKeys";
+
+function toRecord(item: Record<string, unknown>): ApiKeyRecord {
+  return {
+    keyId: item.keyId as string,
+    name: item.name as string,
+    keyHash: item.sk as string,
+    createdAt: item.createdAt as string,
+    revokedAt: item.revokedAt as string | undefined,
+  };
+}
+
+export class DynamoApiKeyStore implements ApiKeyStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    const result = await storeCall(() =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.apiKey(keyHash) })),
+    );
+    return result.Item ? toRecord(result.Item) : undefined;
+  }
+
+  async save(record: ApiKeyRecord): Promise<void> {
+    await storeCall(() =>
+      this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...itemKeys.apiKey(record.keyHash),
+            keyId: record.keyId,
+            name: record.name,
+            createdAt: record.createdAt,
+            revokedAt: record.revokedAt,
+          },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      ),
+    );
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    const records: ApiKeyRecord[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const result = await storeCall(() =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: "pk = :pk",
+            ExpressionAttributeValues: { ":pk": itemKeys.apiKeyPartition },
+            ExclusiveStartKey: startKey,
+          }),
+        ),
+      );
+      records.push(...(result.Items ?? []).map(toRecord));
+      startKey = result.LastEvaluatedKey;
+    } while (startKey);
+    return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async revoke(keyId: string, at: Date): Promise<boolean> {
+    const record = (await this.list()).find((candidate) => candidate.keyId === keyId);
+    if (!record) return false;
+    try {
+      await storeCall(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: itemKeys.apiKey(record.keyHash),
+            UpdateExpression: "SET revokedAt = if_not_exists(revokedAt, :at)",
+            ConditionExpression: "attribute_exists(pk)",
+            ExpressionAttributeValues: { ":at": at.toISOString() },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+}

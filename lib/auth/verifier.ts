@@ -1,0 +1,40 @@
+import type { StageName } from "../config";
+import { type ApiKeyStore, hasApiKeyShape, hashApiKey, type Principal } from "./apiKeys";
+
+/** How long a lookup is reused. Half the promised 60 s for revocation to take effect. */
+export const KEY_CACHE_TTL_MS = 30_000;
+const MAX_CACHED_KEYS = 10_000;
+
+export interface ApiKeyVerifier {
+  /** The key's principal, or undefined when the key is unknown, revoked or malformed. */
+  verify(token: string): Promise<Principal | undefined>;
+}
+
+/**
+ * Looks keys up by hash, caching answers (valid and invalid) per container so that a warm
+ * request usually costs no DynamoDB read.
+ */
+export function createApiKeyVerifier(
+  store: ApiKeyStore,
+  stage: StageName,
+  now: () => number = Date.now,
+): ApiKeyVerifier {
+  const cache = new Map<string, { principal: Principal | undefined; expiresAt: number }>();
+  return {
+    async verify(token) {
+      if (!hasApiKeyShape(token, stage)) return undefined;
+      const keyHash = hashApiKey(token);
+      const cached = cache.get(keyHash);
+      if (cached && cached.expiresAt > now()) return cached.principal;
+      const record = await store.findByHash(keyHash);
+      const principal = record && !record.revokedAt ? { keyId: record.keyId } : undefined;
+      cache.delete(keyHash);
+      if (cache.size >= MAX_CACHED_KEYS) {
+        const oldest = cache.keys().next().value;
+        if (oldest !== undefined) cache.delete(oldest);
+      }
+      cache.set(keyHash, { principal, expiresAt: now() + KEY_CACHE_TTL_MS });
+      return principal;
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import middy from "@middy/core";
+import httpHeaderNormalizer from "@middy/http-header-normalizer";
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
+import { MAX_BODY_BYTES } from "../contract/schemas";
+import { ServiceUnavailableError } from "../errors";
+import type { RouteDefinition } from "../routes";
+import { bearerAuth } from "./middleware/bearerAuth";
+import { deprecationNotice, sunsetGate } from "./middleware/deprecation";
+import { errorResponse } from "./middleware/errorResponse";
+import { jsonBody } from "./middleware/jsonBody";
+import { responseEnvelope } from "./middleware/responseEnvelope";
+import type { ApiEvent, ApiResult, Dependencies } from "./types";
+
+export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+export type Operation = (event: ApiEvent) => Promise<ApiResult>;
+
+/**
+ * Wraps one operation in the chain every route shares, shaped by its route definition.
+ * `before` runs top to bottom; `after` and `onError` bottom to top, so the envelope finishes
+ * every answer and errorResponse maps errors before the envelope sees them.
+ */
+export function apiHandler(route: RouteDefinition, deps: Dependencies, operation: Operation): ProxyHandler {
+  const chain = middy<ApiEvent, ApiResult, Error, Context>(operation, {
+    // Answer before Lambda kills the function, as a retryable 503 rather than a gateway 5xx.
+    timeoutEarlyResponse: () => {
+      throw new ServiceUnavailableError(1);
+    },
+  });
+  chain.use(responseEnvelope() as never);
+  if (route.deprecation) chain.use(deprecationNotice(route.deprecation));
+  chain.use(errorResponse());
+  chain.use(httpHeaderNormalizer() as never);
+  chain.use(bearerAuth(deps.keys));
+  if (route.deprecation) chain.use(sunsetGate(route.deprecation, deps.clock));
+  if (route.jsonBody) chain.use(jsonBody({ maxBytes: MAX_BODY_BYTES }));
+  return chain as unknown as ProxyHandler;
+}

@@ -1,0 +1,45 @@
+/** The pet operations, independent of HTTP and of the store behind `PetRepository`. */
+import { DEFAULT_PET_STATUS, type NewPet, type Pet, type PetStatus } from "../contract/schemas";
+import { PetNotFoundError } from "../errors";
+import { decodeCursor, encodeCursor } from "./cursor";
+import type { PetRepository } from "./repository";
+
+export interface ListPetsQuery {
+  readonly limit: number;
+  readonly status: PetStatus | null;
+  readonly cursor: string | null;
+}
+
+export interface PetList {
+  readonly pets: Pet[];
+  /** Cursor of the next page, or null on the last page. */
+  readonly nextCursor: string | null;
+}
+
+export async function listPets(repository: PetRepository, query: ListPetsQuery): Promise<PetList> {
+  const afterId = query.cursor === null ? 0 : decodeCursor(query.cursor, query.status).afterId;
+  const page = await repository.page({ limit: query.limit, afterId, status: query.status });
+  const last = page.pets.at(-1);
+  return {
+    pets: page.pets,
+    nextCursor: page.hasMore && last ? encodeCursor({ afterId: last.id, status: query.status }) : null,
+  };
+}
+
+/** Builds the stored form of a new pet: the default status applies when none was sent. */
+export function petFromRequest(id: number, newPet: NewPet): Pet {
+  return { id, name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? DEFAULT_PET_STATUS };
+}
+
+export async function createPet(repository: PetRepository, newPet: NewPet): Promise<Pet> {
+  const pet = petFromRequest(await repository.allocateId(), newPet);
+  // A fresh id cannot exist yet; "exists" would mean the counter went backwards.
+  if ((await repository.insert(pet)) === "exists") throw new Error(`Pet id ${pet.id} was allocated twice.`);
+  return pet;
+}
+
+export async function getPet(repository: PetRepository, id: number): Promise<Pet> {
+  const pet = await repository.get(id);
+  if (!pet) throw new PetNotFoundError(id);
+  return pet;
+}

@@ -1,0 +1,19 @@
+/**
+ * The handlers' real dependencies, built once per container at module load (the cold start):
+ * configuration is read and checked here, and the DynamoDB client is shared by all requests.
+ */
+import { DynamoApiKeyStore } from "./auth/dynamoApiKeyStore";
+import { createApiKeyVerifier } from "./auth/verifier";
+import { loadRuntimeConfig } from "./config";
+import { createDocumentClient } from "./db/client";
+import type { Dependencies } from "./http/types";
+import { DynamoPetRepository } from "./pets/repository";
+
+const config = loadRuntimeConfig();
+const client = createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint });
+
+export const runtimeDependencies: Dependencies = {
+  pets: new DynamoPetRepository(client, config.tableName),
+  keys: createApiKeyVerifier(new DynamoApiKeyStore(client, config.tableName), config.stage),
+  clock: () => new Date(),
+};
