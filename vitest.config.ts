@@ -20,6 +20,15 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        test: {
+          name: "infra",
+          include: ["test/infra/**/*.test.ts"],
+          setupFiles: ["test/support/unitEnv.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+        },
+      },
     ],
   },
 });

@@ -11,6 +11,6 @@ process.env.DYNAMODB_ENDPOINT = inject("dynamoEndpoint");
 process.env.PETS_TABLE_NAME = `test-${randomUUID()}`;
 process.env.PETSTORE_STAGE = "local";
 process.env.AWS_REGION = "us-east-1";
-process.env.AWS_SDK_JS_SUPPRESS_NODEJS_VERSION_WARNING = "1";
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
 
 await ensureTable(rawClient(), process.env.PETS_TABLE_NAME);

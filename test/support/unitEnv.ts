@@ -2,4 +2,4 @@
 process.env.PETS_TABLE_NAME ??= "unit-tests-never-used";
 process.env.PETSTORE_STAGE ??= "local";
 process.env.AWS_REGION ??= "us-east-1";
-process.env.AWS_SDK_JS_SUPPRESS_NODEJS_VERSION_WARNING = "1";
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
