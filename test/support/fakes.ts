@@ -1,0 +1,21 @@
+import type { Principal } from "../../lib/auth/apiKeys";
+import type { ApiKeyVerifier } from "../../lib/auth/verifier";
+import type { Dependencies } from "../../lib/http/types";
+import { InMemoryPetRepository } from "../../lib/pets/inMemoryRepository";
+
+/** A verifier that knows exactly one token, for unit tests that are not about keys. */
+export function singleKeyVerifier(validToken: string, principal: Principal = { keyId: "key_test" }): ApiKeyVerifier {
+  return { verify: async (token) => (token === validToken ? principal : undefined) };
+}
+
+export function fakeDependencies(
+  validToken: string,
+  overrides: Partial<Dependencies> = {},
+): Dependencies & { pets: InMemoryPetRepository } {
+  return {
+    pets: new InMemoryPetRepository(),
+    keys: singleKeyVerifier(validToken),
+    clock: () => new Date("2027-01-01T00:00:00Z"),
+    ...overrides,
+  } as Dependencies & { pets: InMemoryPetRepository };
+}

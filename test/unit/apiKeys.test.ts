@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import {
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  apiKeyPrefix,
+  generateApiKey,
+  hasApiKeyShape,
+  hashApiKey,
+  issueApiKey,
+} from "../../lib/auth/apiKeys";
+import { createApiKeyVerifier, KEY_CACHE_TTL_MS } from "../../lib/auth/verifier";
+
+class MemoryKeyStore implements ApiKeyStore {
+  readonly records = new Map<string, ApiKeyRecord>();
+  lookups = 0;
+  async findByHash(keyHash: string) {
+    this.lookups += 1;
+    return this.records.get(keyHash);
+  }
+  async save(record: ApiKeyRecord) {
+    this.records.set(record.keyHash, record);
+  }
+  async list() {
+    return [...this.records.values()];
+  }
+  async revoke(keyId: string, at: Date) {
+    for (const [hash, record] of this.records) {
+      if (record.keyId === keyId) {
+        this.records.set(hash, { ...record, revokedAt: at.toISOString() });
+        return true;
+      }
+    }
+    return false;
+  }
+}
+
+describe("API key format", () => {
+  it("names its environment in a prefix and carries 43 base62 characters (over 128 bits)", () => {
+    const key = generateApiKey("staging");
+
+    expect(key.startsWith("petstore_staging_")).toBe(true);
+    expect(key.slice(apiKeyPrefix("staging").length)).toMatch(/^[0-9A-Za-z]{43}$/);
+    expect(43 * Math.log2(62)).toBeGreaterThan(128);
+  });
+
+  it("never repeats", () => {
+    const keys = new Set(Array.from({ length: 1000 }, () => generateApiKey("local")));
+
+    expect(keys.size).toBe(1000);
+  });
+
+  it("is recognised only for its own stage", () => {
+    const key = generateApiKey("prod");
+
+    expect(hasApiKeyShape(key, "prod")).toBe(true);
+    expect(hasApiKeyShape(key, "staging")).toBe(false);
+    expect(hasApiKeyShape(`${key}x`, "prod")).toBe(false);
+    expect(hasApiKeyShape(`${key.slice(0, -1)}!`, "prod")).toBe(false);
+  });
+
+  it("is stored only as its SHA-256 hash", async () => {
+    const store = new MemoryKeyStore();
+
+    const { key, record } = await issueApiKey(store, "local", "ci");
+
+    expect(record.keyHash).toBe(hashApiKey(key));
+    expect(JSON.stringify([...store.records.values()])).not.toContain(key);
+  });
+});
+
+describe("API key verification", () => {
+  it("accepts an issued key and rejects unknown, malformed and other-stage keys", async () => {
+    const store = new MemoryKeyStore();
+    const { key, record } = await issueApiKey(store, "local", "ci");
+    const verifier = createApiKeyVerifier(store, "local");
+
+    expect(await verifier.verify(key)).toEqual({ keyId: record.keyId });
+    expect(await verifier.verify(generateApiKey("local"))).toBeUndefined();
+    expect(await verifier.verify(generateApiKey("prod"))).toBeUndefined();
+    expect(await verifier.verify("")).toBeUndefined();
+    expect(await verifier.verify("x".repeat(100_000))).toBeUndefined();
+  });
+
+  it("does not read the store for tokens that cannot be keys", async () => {
+    const store = new MemoryKeyStore();
+    const verifier = createApiKeyVerifier(store, "local");
+
+    await verifier.verify("not-a-key");
+    await verifier.verify(`${apiKeyPrefix("local")}short`);
+
+    expect(store.lookups).toBe(0);
+  });
+
+  it("reuses a lookup while it is fresh", async () => {
+    const store = new MemoryKeyStore();
+    const { key } = await issueApiKey(store, "local", "ci");
+    const verifier = createApiKeyVerifier(store, "local");
+
+    await verifier.verify(key);
+    await verifier.verify(key);
+
+    expect(store.lookups).toBe(1);
+  });
+
+  it("stops accepting a revoked key within 60 seconds", async () => {
+    const store = new MemoryKeyStore();
+    const { key, record } = await issueApiKey(store, "local", "ci");
+    let now = 0;
+    const verifier = createApiKeyVerifier(store, "local", () => now);
+    expect(await verifier.verify(key)).toBeDefined();
+
+    await store.revoke(record.keyId, new Date());
+    now += KEY_CACHE_TTL_MS + 1;
+
+    expect(KEY_CACHE_TTL_MS + 1).toBeLessThanOrEqual(60_000);
+    expect(await verifier.verify(key)).toBeUndefined();
+  });
+});

@@ -1,0 +1,251 @@
+import { describe, expect, it } from "vitest";
+import { createHandler as createCreatePet } from "../../functions/createPet";
+import { createHandler as createGetPet } from "../../functions/getPet";
+import { createHandler as createListPets } from "../../functions/listPets";
+import { errorSchema } from "../../lib/contract/schemas";
+import { bearer, invoke, jsonContent, type TestResponse } from "../support/api";
+import { fakeDependencies } from "../support/fakes";
+
+const token = "the-one-valid-token";
+
+function expectError(response: TestResponse, status: number, code: string) {
+  expect(response.status).toBe(status);
+  expect(response.json).toEqual({ code, message: expect.any(String), status });
+  expect(Object.keys(response.json as object).sort()).toEqual([...errorSchema.required].sort());
+  expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
+}
+
+function expectCommonHeaders(response: TestResponse) {
+  expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
+  expect(response.headers["cache-control"]).toBe("no-store");
+  expect(response.headers["x-content-type-options"]).toBe("nosniff");
+  expect(response.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+}
+
+describe("bearer authentication", () => {
+  const listPets = createListPets(fakeDependencies(token));
+
+  it.each([
+    ["no Authorization header", undefined],
+    ["another scheme", "Basic dXNlcjpwYXNz"],
+    ["an empty bearer token", "Bearer "],
+    ["the bare scheme", "Bearer"],
+  ])("answers 401 without error=invalid_token for %s", async (_, authorization) => {
+    const response = await invoke(listPets, {
+      path: "/pets",
+      headers: authorization === undefined ? {} : { Authorization: authorization },
+    });
+
+    expectError(response, 401, "unauthorized");
+    expect(response.headers["www-authenticate"]).toBe('Bearer realm="pets"');
+  });
+
+  it.each(["Bearer wrong", "Bearer the-one-valid-token-but-longer", `Bearer ${"x".repeat(5000)}`, "Bearer a b"])(
+    "answers 401 with error=invalid_token for %j",
+    async (authorization) => {
+      const response = await invoke(listPets, { path: "/pets", headers: { Authorization: authorization } });
+
+      expectError(response, 401, "unauthorized");
+      expect(response.headers["www-authenticate"]).toBe('Bearer realm="pets", error="invalid_token"');
+    },
+  );
+
+  it.each(["Bearer", "bearer", "BEARER", "bEaReR"])("accepts the scheme spelled %s", async (scheme) => {
+    const response = await invoke(listPets, { path: "/pets", headers: { Authorization: `${scheme} ${token}` } });
+
+    expect(response.status).toBe(200);
+  });
+
+  it("reads the header whatever its case", async () => {
+    const response = await invoke(listPets, { path: "/pets", headers: { AUTHORIZATION: `Bearer ${token}` } });
+
+    expect(response.status).toBe(200);
+  });
+
+  it("checks the key before the input, so a bad request without a key is a 401", async () => {
+    const getPet = createGetPet(fakeDependencies(token));
+
+    const malformed = await invoke(createCreatePet(fakeDependencies(token)), {
+      method: "POST",
+      path: "/pets",
+      headers: { "Content-Type": "text/plain" },
+      body: "{oops",
+    });
+    const missingPet = await invoke(getPet, {
+      path: "/pets/999",
+      resource: "/pets/{petId}",
+      pathParameters: { petId: "999" },
+    });
+
+    expectError(malformed, 401, "unauthorized");
+    expectError(missingPet, 401, "unauthorized");
+  });
+});
+
+describe("common response headers", () => {
+  it("are on successes and on errors alike", async () => {
+    const listPets = createListPets(fakeDependencies(token));
+
+    const ok = await invoke(listPets, { path: "/pets", headers: bearer(token) });
+    const unauthorized = await invoke(listPets, { path: "/pets" });
+    const invalid = await invoke(listPets, { path: "/pets?limit=0", headers: bearer(token) });
+
+    for (const response of [ok, unauthorized, invalid]) expectCommonHeaders(response);
+  });
+
+  it("echo API Gateway's request id as X-Request-Id", async () => {
+    const listPets = createListPets(fakeDependencies(token));
+
+    const response = await invoke(listPets, { path: "/pets", headers: bearer(token) });
+
+    expect(response.headers["x-request-id"]).toBeTruthy();
+  });
+});
+
+describe("createPet request bodies", () => {
+  const post = (body: string | undefined, headers: Record<string, string> = { ...jsonContent }) => {
+    const deps = fakeDependencies(token);
+    return {
+      deps,
+      response: invoke(createCreatePet(deps), {
+        method: "POST",
+        path: "/pets",
+        headers: { ...bearer(token), ...headers },
+        ...(body === undefined ? {} : { body }),
+      }),
+    };
+  };
+
+  it("creates an available pet when no status is sent, with Location", async () => {
+    const { deps, response } = post(JSON.stringify({ name: "Rex", categoryId: 3 }));
+
+    const created = await response;
+
+    expect(created.status).toBe(201);
+    expect(created.json).toEqual({ id: 1, name: "Rex", categoryId: 3, status: "available" });
+    expect(created.headers.location).toBe("/v1/pets/1");
+    expect(deps.pets.pets.size).toBe(1);
+  });
+
+  it.each([
+    "application/json",
+    "application/json; charset=utf-8",
+    "Application/JSON;charset=UTF-8",
+    "application/json;charset=utf8",
+  ])("accepts Content-Type %j", async (contentType) => {
+    const { response } = post(JSON.stringify({ name: "Rex", categoryId: 3 }), { "Content-Type": contentType });
+
+    expect((await response).status).toBe(201);
+  });
+
+  it.each(["text/plain", "application/x-www-form-urlencoded", "application/json; charset=latin1", "application/jsonp"])(
+    "answers 415 for Content-Type %j and stores nothing",
+    async (contentType) => {
+      const { deps, response } = post(JSON.stringify({ name: "Rex", categoryId: 3 }), { "Content-Type": contentType });
+
+      expectError(await response, 415, "unsupported_media_type");
+      expect(deps.pets.pets.size).toBe(0);
+    },
+  );
+
+  it("answers 415 when the Content-Type is missing", async () => {
+    const { response } = post(JSON.stringify({ name: "Rex", categoryId: 3 }), {});
+
+    expectError(await response, 415, "unsupported_media_type");
+  });
+
+  it.each([
+    ["a missing body", undefined, "body: is required: send a JSON object"],
+    ["malformed JSON", "{name:", "body: is not valid JSON"],
+    ["JSON null", "null", "body: must be a JSON object, not null"],
+    ["a JSON array", "[]", "body: must be a JSON object, not an array"],
+    ["an id", '{"name":"Rex","categoryId":1,"id":5}', "id: is not an accepted field"],
+    [
+      "a string categoryId",
+      '{"name":"Rex","categoryId":"1"}',
+      "categoryId: must be an integer from 1 to 9007199254740991",
+    ],
+  ])("answers 400 naming the problem for %s", async (_, body, message) => {
+    const { deps, response } = post(body);
+
+    const answered = await response;
+
+    expectError(answered, 400, "invalid_request");
+    expect((answered.json as { message: string }).message).toBe(message);
+    expect(deps.pets.pets.size).toBe(0);
+  });
+
+  it("answers 413 for a body over 16 KiB, and accepts one just under", async () => {
+    const padding = (size: number) => JSON.stringify({ name: "Rex", categoryId: 1, pad: "x".repeat(size) });
+    const tooLarge = padding(16 * 1024);
+
+    expectError(await post(tooLarge).response, 413, "payload_too_large");
+    // Under the limit the body is read and judged on its content instead.
+    expectError(await post(padding(16 * 1024 - 100)).response, 400, "invalid_request");
+  });
+});
+
+describe("getPet deprecation", () => {
+  const deprecationHeaders = {
+    deprecation: "@1795392000",
+    sunset: "Thu, 05 Dec 2030 00:00:00 GMT",
+    link: '</v1/pets>; rel="successor-version"',
+  };
+
+  it("announces deprecation on a found pet, a 404, a 400 and a 401", async () => {
+    const deps = fakeDependencies(token);
+    await deps.pets.insert({ id: 1, name: "Rex", categoryId: 1, status: "available" });
+    const getPet = createGetPet(deps);
+    const get = (petId: string, headers = bearer(token)) =>
+      invoke(getPet, { path: `/pets/${petId}`, resource: "/pets/{petId}", pathParameters: { petId }, headers });
+
+    const answers = await Promise.all([get("1"), get("2"), get("abc"), get("1", {})]);
+
+    expect(answers.map((answer) => answer.status)).toEqual([200, 404, 400, 401]);
+    for (const answer of answers) expect(answer.headers).toMatchObject(deprecationHeaders);
+  });
+
+  it("answers 410 gone from the sunset instant on, and 200 just before it", async () => {
+    const sunset = Date.UTC(2030, 11, 5);
+    const at = (time: number) => {
+      const deps = fakeDependencies(token, { clock: () => new Date(time) });
+      void deps.pets.insert({ id: 1, name: "Rex", categoryId: 1, status: "available" });
+      return invoke(createGetPet(deps), {
+        path: "/pets/1",
+        resource: "/pets/{petId}",
+        pathParameters: { petId: "1" },
+        headers: bearer(token),
+      });
+    };
+
+    const before = await at(sunset - 1);
+    const atSunset = await at(sunset);
+
+    expect(before.status).toBe(200);
+    expectError(atSunset, 410, "gone");
+    expect(atSunset.headers).toMatchObject(deprecationHeaders);
+  });
+});
+
+describe("failures of the store", () => {
+  it("answers 500 with a generic message and no internal text", async () => {
+    const deps = fakeDependencies(token);
+    deps.pets.page = async () => {
+      throw new Error("secret internal detail: table arn:aws:dynamodb:xyz");
+    };
+    const errors: unknown[] = [];
+    const originalError = console.error;
+    console.error = (...args: unknown[]) => errors.push(args);
+
+    try {
+      const response = await invoke(createListPets(deps), { path: "/pets", headers: bearer(token) });
+
+      expectError(response, 500, "internal_error");
+      expect(JSON.stringify(response.json)).not.toContain("secret");
+      expect(JSON.stringify(errors)).toContain("secret internal detail");
+      expect(JSON.stringify(errors)).toContain(response.headers["x-request-id"]);
+    } finally {
+      console.error = originalError;
+    }
+  });
+});
