@@ -160,10 +160,14 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
         body = await readBody(request);
       } catch (error) {
         if (error instanceof BodyTooLarge) {
+          // The rest of the body is still on the socket; closing it keeps the next request clean.
           return gatewayAnswer(
             413,
             "payload_too_large",
             `The request body is larger than ${MAX_GATEWAY_BODY_BYTES} bytes.`,
+            {
+              Connection: "close",
+            },
           );
         }
         throw error;

@@ -1,0 +1,322 @@
+/** Every rule of the contract, black-box over HTTP against the local server on dynalite. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LocalApi } from "../../infra/local/server";
+import { generateApiKey, hashApiKey } from "../../lib/auth/apiKeys";
+import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
+import type { Pet } from "../../lib/contract/schemas";
+import { fetchJson, issueTestKey, startTestApi, type TestResponse } from "../support/api";
+import { documentClient, tableName } from "../support/dynamo";
+
+let api: LocalApi;
+let key: string;
+const auth = () => ({ Authorization: `Bearer ${key}` });
+const get = (path: string, headers: Record<string, string> = auth()) => fetchJson(`${api.baseUrl}${path}`, { headers });
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetchJson(`${api.baseUrl}/pets`, {
+    method: "POST",
+    headers: { ...auth(), "Content-Type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+
+function expectError(response: TestResponse, status: number, code: string, messagePart?: string) {
+  expect(response.status).toBe(status);
+  expect(response.json).toEqual({ code, message: expect.any(String), status });
+  if (messagePart) expect((response.json as { message: string }).message).toContain(messagePart);
+  expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
+  expect(response.headers["x-request-id"]).toBeTruthy();
+}
+
+/** Follows rel="next" links from `path`, returning every page. */
+async function walk(path: string): Promise<Pet[][]> {
+  const pages: Pet[][] = [];
+  let next: string | undefined = path;
+  while (next) {
+    const response = await get(next);
+    expect(response.status).toBe(200);
+    pages.push(response.json as Pet[]);
+    const link = response.headers.link;
+    next = link ? /^<\/v1([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined;
+    if (link) expect(next).toBeDefined();
+  }
+  return pages;
+}
+
+beforeAll(async () => {
+  api = await startTestApi();
+  key = (await issueTestKey()).key;
+});
+afterAll(() => api.close());
+
+describe("authentication", () => {
+  it("answers 401 with invalid_token for a well-formed key that was never issued", async () => {
+    const response = await get("/pets", { Authorization: `Bearer ${generateApiKey("local")}` });
+
+    expectError(response, 401, "unauthorized");
+    expect(response.headers["www-authenticate"]).toBe('Bearer realm="pets", error="invalid_token"');
+  });
+
+  it("answers 401 for a revoked key", async () => {
+    const { key: revoked, keyId } = await issueTestKey("to revoke");
+    await new DynamoApiKeyStore(documentClient(), tableName()).revoke(keyId, new Date());
+
+    expectError(await get("/pets", { Authorization: `Bearer ${revoked}` }), 401, "unauthorized");
+  });
+
+  it("answers 401 for a key of another environment", async () => {
+    expectError(await get("/pets", { Authorization: `Bearer ${generateApiKey("prod")}` }), 401, "unauthorized");
+  });
+
+  it("answers 401 before looking at a malformed request or a missing pet", async () => {
+    expectError(await get("/pets?limit=abc", {}), 401, "unauthorized");
+    expectError(await get("/pets/999999", {}), 401, "unauthorized");
+    expectError(await post("{bad json", { Authorization: "" }), 401, "unauthorized");
+  });
+
+  it("keeps only the key's hash in the table", async () => {
+    const { key: fresh } = await issueTestKey("hash check");
+
+    const stored = await new DynamoApiKeyStore(documentClient(), tableName()).list();
+
+    expect(JSON.stringify(stored)).not.toContain(fresh);
+    expect(stored.map((record) => record.keyHash)).toContain(hashApiKey(fresh));
+  });
+});
+
+describe("POST /pets", () => {
+  it("creates a pet: 201, the Pet with its id, and Location", async () => {
+    const response = await post({ name: "Rex", categoryId: 2, status: "pending" });
+
+    expect(response.status).toBe(201);
+    const pet = response.json as Pet;
+    expect(pet).toEqual({ id: expect.any(Number), name: "Rex", categoryId: 2, status: "pending" });
+    expect(response.headers.location).toBe(`/v1/pets/${pet.id}`);
+    expect((await get(`/pets/${pet.id}`)).json).toEqual(pet);
+  });
+
+  it("creates a pet as available when no status is sent", async () => {
+    const response = await post({ name: "Defaulted", categoryId: 1 });
+
+    expect((response.json as Pet).status).toBe("available");
+  });
+
+  it("round-trips names exactly, emoji, NUL and edge lengths included", async () => {
+    for (const name of ["🐕‍🦺 Ünïcødé", "a\u0000b", "x", "y".repeat(100), "  padded  ", "🐶".repeat(100)]) {
+      const created = await post({ name, categoryId: Number.MAX_SAFE_INTEGER });
+      expect(created.status, JSON.stringify(name)).toBe(201);
+      const fetched = await get(`/pets/${(created.json as Pet).id}`);
+      expect((fetched.json as Pet).name).toBe(name);
+      expect((fetched.json as Pet).categoryId).toBe(Number.MAX_SAFE_INTEGER);
+    }
+  });
+
+  it.each([
+    ['{"categoryId":1}', "name"],
+    ['{"name":"Rex"}', "categoryId"],
+    ['{"name":"","categoryId":1}', "name"],
+    ['{"name":"   ","categoryId":1}', "name"],
+    [`{"name":"${"z".repeat(101)}","categoryId":1}`, "name"],
+    ['{"name":"Rex","categoryId":"1"}', "categoryId"],
+    ['{"name":"Rex","categoryId":1.5}', "categoryId"],
+    ['{"name":"Rex","categoryId":-1}', "categoryId"],
+    ['{"name":"Rex","categoryId":0}', "categoryId"],
+    ['{"name":"Rex","categoryId":9007199254740992}', "categoryId"],
+    ['{"name":"Rex","categoryId":1e309}', "categoryId"],
+    ['{"name":"Rex","categoryId":1,"status":"lost"}', "status"],
+    ['{"name":"Rex","categoryId":1,"status":null}', "status"],
+    ['{"name":"Rex","categoryId":1,"id":7}', "id"],
+    ['{"name":"Rex","categoryId":1,"tags":[]}', "tags"],
+    ["[]", "body"],
+    ["null", "body"],
+    ['"Rex"', "body"],
+    ["{", "body"],
+    ["", "body"],
+  ])("answers 400 naming the field for %s, and stores nothing", async (body, field) => {
+    const before = (await walk("/pets?limit=100")).flat().length;
+
+    const response = await post(body);
+
+    expectError(response, 400, "invalid_request", `${field}:`);
+    expect((await walk("/pets?limit=100")).flat().length).toBe(before);
+  });
+
+  it("answers 415 for a body that is not declared as JSON", async () => {
+    expectError(
+      await post({ name: "Rex", categoryId: 1 }, { "Content-Type": "text/plain" }),
+      415,
+      "unsupported_media_type",
+    );
+  });
+
+  it("answers 413 for a body over 16 KiB", async () => {
+    const body = JSON.stringify({ name: "Rex", categoryId: 1, note: "n".repeat(17 * 1024) });
+
+    expectError(await post(body), 413, "payload_too_large");
+  });
+});
+
+describe("GET /pets", () => {
+  it("answers a JSON array in ascending id order with at most 20 pets by default", async () => {
+    for (let i = 0; i < 25; i++) await post({ name: `bulk ${i}`, categoryId: 5 });
+
+    const response = await get("/pets");
+
+    const pets = response.json as Pet[];
+    expect(response.status).toBe(200);
+    expect(pets).toHaveLength(20);
+    expect(pets.map((pet) => pet.id)).toEqual([...pets.map((pet) => pet.id)].sort((a, b) => a - b));
+    expect(response.headers.link).toMatch(/^<\/v1\/pets\?limit=20&cursor=[^>]+>; rel="next"$/);
+  });
+
+  it("honours limit from 1 to 100", async () => {
+    expect(((await get("/pets?limit=1")).json as Pet[]).length).toBe(1);
+    expect(((await get("/pets?limit=100")).json as Pet[]).length).toBeGreaterThan(20);
+  });
+
+  it.each([
+    "limit=0",
+    "limit=101",
+    "limit=abc",
+    "limit=1.5",
+    "limit=",
+    "limit=-1",
+    "limit=1&limit=2",
+    "status=lost",
+    "status=",
+    "status=Sold",
+  ])("answers 400 naming the parameter for ?%s", async (query) => {
+    const name = query.split("=")[0] as string;
+
+    expectError(await get(`/pets?${query}`), 400, "invalid_request", `${name}:`);
+  });
+
+  it("ignores unknown query parameters", async () => {
+    const response = await get("/pets?limit=2&colour=brown");
+
+    expect(response.status).toBe(200);
+    expect(response.json).toHaveLength(2);
+  });
+
+  it("visits every pet exactly once by following Link, with full pages until the last", async () => {
+    const all = (await walk("/pets?limit=100")).flat();
+
+    for (const limit of [1, 3, 7, 100]) {
+      const pages = await walk(`/pets?limit=${limit}`);
+      const ids = pages.flat().map((pet) => pet.id);
+      expect(ids).toEqual(all.map((pet) => pet.id));
+      for (const page of pages.slice(0, -1)) expect(page).toHaveLength(limit);
+      expect(pages.at(-1)?.length).toBe(all.length - limit * (pages.length - 1));
+    }
+  });
+
+  it("filters by status, and the filter's pages carry the filter", async () => {
+    const sold: number[] = [];
+    for (let i = 0; i < 5; i++)
+      sold.push(((await post({ name: `sold ${i}`, categoryId: 9, status: "sold" })).json as Pet).id);
+
+    const first = await get("/pets?status=sold&limit=2");
+    const pages = await walk("/pets?status=sold&limit=2");
+
+    expect(first.headers.link).toMatch(/^<\/v1\/pets\?limit=2&status=sold&cursor=[^>]+>; rel="next"$/);
+    expect(pages.flat().every((pet) => pet.status === "sold")).toBe(true);
+    expect(pages.flat().map((pet) => pet.id)).toEqual(sold);
+  });
+
+  it("has no next link on the last page, even when it is exactly full", async () => {
+    const total = (await walk("/pets?limit=100")).flat().length;
+
+    const response = await get(`/pets?limit=${Math.min(total, 100)}`);
+
+    expect(total).toBeLessThanOrEqual(100);
+    expect(response.headers.link).toBeUndefined();
+  });
+
+  it("answers 400 for a cursor used with another status filter, or tampered with", async () => {
+    const link = (await get("/pets?status=sold&limit=1")).headers.link ?? "";
+    const cursor = new URLSearchParams(/\?([^>]+)>/.exec(link)?.[1]).get("cursor") ?? "";
+
+    expectError(await get(`/pets?limit=1&cursor=${cursor}`), 400, "invalid_request", "cursor:");
+    expectError(await get(`/pets?status=pending&limit=1&cursor=${cursor}`), 400, "invalid_request", "cursor:");
+    expectError(
+      await get(`/pets?status=sold&limit=1&cursor=${cursor.replace(/.$/, (c) => (c === "A" ? "B" : "A"))}`),
+      400,
+      "invalid_request",
+      "cursor:",
+    );
+    expectError(await get("/pets?cursor=garbage"), 400, "invalid_request", "cursor:");
+  });
+
+  it("lets a client change the page size while following a cursor", async () => {
+    const link = (await get("/pets?limit=2")).headers.link ?? "";
+    const cursor = new URLSearchParams(/\?([^>]+)>/.exec(link)?.[1]).get("cursor") ?? "";
+
+    const response = await get(`/pets?limit=3&cursor=${cursor}`);
+
+    expect(response.json).toHaveLength(3);
+  });
+});
+
+describe("GET /pets/{petId}", () => {
+  it("answers the pet with deprecation headers", async () => {
+    const pet = (await post({ name: "Old route", categoryId: 1 })).json as Pet;
+
+    const response = await get(`/pets/${pet.id}`);
+
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual(pet);
+    expect(response.headers.deprecation).toMatch(/^@\d+$/);
+    expect(response.headers.sunset).toBe("Thu, 05 Dec 2030 00:00:00 GMT");
+    expect(response.headers.link).toBe('</v1/pets>; rel="successor-version"');
+  });
+
+  it("answers 404 not_found for an id no pet has", async () => {
+    const response = await get("/pets/9007199254740991");
+
+    expectError(response, 404, "not_found");
+    expect(response.headers.sunset).toBeDefined();
+  });
+
+  it.each(["0", "-1", "abc", "1.5", "9007199254740992", "01", "1e3", "%20"])(
+    "answers 400 for the id %s",
+    async (petId) => {
+      expectError(await get(`/pets/${petId}`), 400, "invalid_request", "petId:");
+    },
+  );
+});
+
+describe("what the gateway answers itself", () => {
+  it.each(["/v1/owners", "/v1/pets/1/toys", "/v2/pets", "/", "/v1"])(
+    "answers 404 in the Error shape for %s",
+    async (path) => {
+      const origin = api.baseUrl.replace(/\/v1$/, "");
+
+      expectError(await fetchJson(`${origin}${path}`, { headers: auth() }), 404, "not_found");
+      expectError(await fetchJson(`${origin}${path}`), 404, "not_found");
+    },
+  );
+
+  it.each([
+    ["DELETE", "/pets", "GET, POST"],
+    ["PUT", "/pets/1", "GET"],
+    ["PATCH", "/pets", "GET, POST"],
+  ])("answers 405 with Allow for %s %s", async (method, path, allow) => {
+    const response = await fetchJson(`${api.baseUrl}${path}`, { method, headers: auth() });
+
+    expectError(response, 405, "method_not_allowed");
+    expect(response.headers.allow).toBe(allow);
+  });
+
+  it("answers 413 to a body far over any limit without reading it all", async () => {
+    const response = await post("x".repeat(2 * 1024 * 1024));
+
+    expectError(response, 413, "payload_too_large");
+  });
+
+  it("sets the common headers on every answer", async () => {
+    for (const response of [await get("/pets"), await get("/nope"), await get("/pets", {})]) {
+      expect(response.headers["cache-control"]).toBe("no-store");
+      expect(response.headers["x-content-type-options"]).toBe("nosniff");
+      expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(response.headers["x-request-id"]).toBeTruthy();
+    }
+  });
+});
