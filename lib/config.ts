@@ -1,3 +1,6 @@
+import { type LogLevel, logLevels } from "./observability/logger";
+import type { LogFormat } from "./observability/telemetry";
+
 /**
  * Runtime configuration of the Lambda handlers (and of the local server, which runs the same
  * handlers). Read once at module load; a missing or malformed value stops the cold start with a
@@ -13,7 +16,12 @@ export interface RuntimeConfig {
   readonly region: string;
   /** Only set locally: the DynamoDB-compatible engine to talk to instead of AWS. */
   readonly dynamodbEndpoint: string | undefined;
+  readonly logLevel: LogLevel;
+  /** `pretty` only for a developer's terminal (npm start); JSON everywhere else. */
+  readonly logFormat: LogFormat;
 }
+
+const logFormats: readonly LogFormat[] = ["json", "pretty"];
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -29,11 +37,17 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
   if (dynamodbEndpoint !== undefined && !URL.canParse(dynamodbEndpoint)) {
     problems.push("DYNAMODB_ENDPOINT is not a URL");
   }
+  const logLevel = (env.LOG_LEVEL || "INFO").toUpperCase();
+  if (!logLevels.includes(logLevel as LogLevel)) problems.push(`LOG_LEVEL must be one of ${logLevels.join(", ")}`);
+  const logFormat = env.PETSTORE_LOG_FORMAT || "json";
+  if (!logFormats.includes(logFormat as LogFormat)) problems.push("PETSTORE_LOG_FORMAT must be json or pretty");
   if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join("; ")}.`);
   return {
     tableName,
     stage: stage as StageName,
     region: env.AWS_REGION || "us-east-1",
     dynamodbEndpoint,
+    logLevel: logLevel as LogLevel,
+    logFormat: logFormat as LogFormat,
   };
 }

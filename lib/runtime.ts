@@ -7,6 +7,7 @@ import { createApiKeyVerifier } from "./auth/verifier";
 import { loadRuntimeConfig } from "./config";
 import { createDocumentClient } from "./db/client";
 import type { Dependencies } from "./http/types";
+import { createTelemetry } from "./observability/telemetry";
 import { DynamoPetRepository } from "./pets/repository";
 
 const config = loadRuntimeConfig();
@@ -16,4 +17,10 @@ export const runtimeDependencies: Dependencies = {
   pets: new DynamoPetRepository(client, config.tableName),
   keys: createApiKeyVerifier(new DynamoApiKeyStore(client, config.tableName), config.stage),
   clock: () => new Date(),
+  telemetry: createTelemetry({
+    service: "petstore",
+    stage: config.stage,
+    level: config.logLevel,
+    format: config.logFormat,
+  }),
 };

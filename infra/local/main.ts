@@ -92,8 +92,11 @@ async function main(): Promise<void> {
     endpoint = embedded.endpoint;
   }
 
+  // On a terminal, one readable line per request; otherwise the JSON the deployed stages log.
+  const pretty = Boolean(process.stdout.isTTY);
   // The handlers read their configuration once, when first imported by startLocalApi.
   Object.assign(process.env, {
+    PETSTORE_LOG_FORMAT: pretty ? "pretty" : "json",
     PETS_TABLE_NAME: tableName,
     PETSTORE_STAGE: "local",
     DYNAMODB_ENDPOINT: endpoint,
@@ -113,7 +116,9 @@ async function main(): Promise<void> {
       port: apiPort,
       onRequest: (entry) =>
         console.log(
-          `${entry.method} ${entry.path} ${entry.status} ${entry.durationMs.toFixed(1)}ms ${entry.requestId}`,
+          pretty
+            ? `${entry.method} ${entry.path} ${entry.status} ${entry.durationMs.toFixed(1)}ms ${entry.requestId}`
+            : JSON.stringify({ timestamp: new Date().toISOString(), level: "INFO", message: "gateway", ...entry }),
         ),
     });
   } catch (error) {

@@ -3,11 +3,13 @@ import httpHeaderNormalizer from "@middy/http-header-normalizer";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import { MAX_BODY_BYTES } from "../contract/schemas";
 import { ServiceUnavailableError } from "../errors";
+import { errorsOnlyTelemetry } from "../observability/telemetry";
 import type { RouteDefinition } from "../routes";
 import { bearerAuth } from "./middleware/bearerAuth";
 import { deprecationNotice, sunsetGate } from "./middleware/deprecation";
 import { errorResponse } from "./middleware/errorResponse";
 import { jsonBody } from "./middleware/jsonBody";
+import { requestTelemetry } from "./middleware/requestTelemetry";
 import { responseEnvelope } from "./middleware/responseEnvelope";
 import type { ApiEvent, ApiResult, Dependencies } from "./types";
 
@@ -26,9 +28,11 @@ export function apiHandler(route: RouteDefinition, deps: Dependencies, operation
       throw new ServiceUnavailableError(1);
     },
   });
+  const telemetry = deps.telemetry ?? errorsOnlyTelemetry;
+  chain.use(requestTelemetry(route, telemetry) as never);
   chain.use(responseEnvelope() as never);
   if (route.deprecation) chain.use(deprecationNotice(route.deprecation));
-  chain.use(errorResponse());
+  chain.use(errorResponse(telemetry.log));
   chain.use(httpHeaderNormalizer() as never);
   chain.use(bearerAuth(deps.keys));
   if (route.deprecation) chain.use(sunsetGate(route.deprecation, deps.clock));

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import type { Principal } from "../auth/apiKeys";
 import type { ApiKeyVerifier } from "../auth/verifier";
+import type { Telemetry } from "../observability/telemetry";
 import type { PetRepository } from "../pets/repository";
 
 /** A REST API proxy event after the middleware chain: body parsed, caller known. */
@@ -21,4 +22,6 @@ export interface Dependencies {
   readonly pets: PetRepository;
   readonly keys: ApiKeyVerifier;
   readonly clock: () => Date;
+  /** Request logs and metrics; without it, only errors are logged (to stderr). */
+  readonly telemetry?: Telemetry;
 }

@@ -14,6 +14,7 @@ import {
   UnsupportedMediaTypeError,
   ValidationError,
 } from "../../errors";
+import { describeError, type Logger } from "../../observability/logger";
 import type { ApiEvent, ApiResult } from "../types";
 
 export function errorResult(
@@ -60,34 +61,19 @@ export function toErrorResult(error: unknown): ApiResult {
   );
 }
 
-function describe(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { value: String(error) };
-  return {
-    name: error.name,
-    message: error.message,
-    stack: error.stack,
-    ...(error.cause !== undefined ? { cause: describe(error.cause) } : {}),
-  };
-}
-
-export type ErrorLogger = (entry: Record<string, unknown>) => void;
-const logToStderr: ErrorLogger = (entry) => console.error(JSON.stringify(entry));
-
 /**
  * Maps any error to an Error-shaped result. A 5xx is logged with its cause and the request id;
  * the client only sees a generic message.
  */
-export function errorResponse(log: ErrorLogger = logToStderr): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
+export function errorResponse(log: Logger): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
   return {
     onError: async (request: Request<ApiEvent, ApiResult, Error, Context>) => {
       const result = toErrorResult(request.error);
       if (result.statusCode >= 500) {
-        log({
-          level: "ERROR",
-          message: "request failed",
+        log.error("request failed", {
           requestId: request.event.requestContext?.requestId,
           status: result.statusCode,
-          error: describe(request.error),
+          error: describeError(request.error),
         });
       }
       request.response = result;

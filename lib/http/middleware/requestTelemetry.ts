@@ -1,0 +1,44 @@
+import type { MiddlewareObj, Request } from "@middy/core";
+import type { APIGatewayProxyResult, Context } from "aws-lambda";
+import type { Telemetry } from "../../observability/telemetry";
+import type { RouteDefinition } from "../../routes";
+import type { ApiEvent } from "../types";
+
+/** True until this container has served its first request. */
+let coldStart = true;
+
+/**
+ * Outermost middleware: times the request and reports it once its final answer (after error
+ * mapping and the envelope) is known.
+ */
+export function requestTelemetry(
+  route: RouteDefinition,
+  telemetry: Telemetry,
+): MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context> {
+  const startedAt = new WeakMap<object, { at: number; cold: boolean }>();
+  const report = async (request: Request<ApiEvent, APIGatewayProxyResult, Error, Context>) => {
+    const started = startedAt.get(request.event);
+    const status = request.response?.statusCode ?? 500;
+    telemetry.requestCompleted({
+      operation: route.operationId,
+      method: route.method,
+      route: route.path,
+      path: request.event.path,
+      status,
+      latencyMs: started ? performance.now() - started.at : 0,
+      coldStart: started?.cold ?? false,
+      petCreated: status === 201,
+      requestId: request.event.requestContext?.requestId,
+      lambdaRequestId: request.context.awsRequestId,
+      apiKeyId: request.event.principal?.keyId,
+    });
+  };
+  return {
+    before: async (request) => {
+      startedAt.set(request.event, { at: performance.now(), cold: coldStart });
+      coldStart = false;
+    },
+    after: report,
+    onError: report,
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * A structured logger: one JSON object per line on stdout, which CloudWatch Logs Insights
+ * indexes field by field. Written here rather than taken from Powertools Logger because the
+ * latter adds ~23 KB to each bundle and ~10 ms to module init (README, Operations) for features
+ * this API does not use.
+ */
+export const logLevels = ["DEBUG", "INFO", "WARN", "ERROR", "SILENT"] as const;
+export type LogLevel = (typeof logLevels)[number];
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+}
+
+export type LineWriter = (line: string) => void;
+export const writeStdout: LineWriter = (line) => {
+  process.stdout.write(`${line}\n`);
+};
+
+function enabled(threshold: LogLevel) {
+  const rank = logLevels.indexOf(threshold);
+  return (level: LogLevel) => logLevels.indexOf(level) >= rank;
+}
+
+/** Errors serialise to name, message, stack and cause; JSON.stringify would give `{}`. */
+export function describeError(error: unknown): LogFields {
+  if (!(error instanceof Error)) return { value: String(error) };
+  return {
+    name: error.name,
+    message: error.message,
+    stack: error.stack,
+    ...(error.cause !== undefined ? { cause: describeError(error.cause) } : {}),
+  };
+}
+
+export function createJsonLogger(options: { level: LogLevel; base?: LogFields; write?: LineWriter }): Logger {
+  const isEnabled = enabled(options.level);
+  const write = options.write ?? writeStdout;
+  const log = (level: LogLevel, message: string, fields?: LogFields) => {
+    if (!isEnabled(level)) return;
+    write(JSON.stringify({ timestamp: new Date().toISOString(), level, message, ...options.base, ...fields }));
+  };
+  return {
+    debug: (message, fields) => log("DEBUG", message, fields),
+    info: (message, fields) => log("INFO", message, fields),
+    warn: (message, fields) => log("WARN", message, fields),
+    error: (message, fields) => log("ERROR", message, fields),
+  };
+}
+
+/** For a terminal: `LEVEL message key=value …`, errors with their stack. */
+export function createPrettyLogger(options: { level: LogLevel; write?: LineWriter }): Logger {
+  const isEnabled = enabled(options.level);
+  const write = options.write ?? writeStdout;
+  const log = (level: LogLevel, message: string, fields: LogFields = {}) => {
+    if (!isEnabled(level)) return;
+    const { error, ...rest } = fields;
+    const pairs = Object.entries(rest).map(
+      ([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`,
+    );
+    const stack = (error as { stack?: string } | undefined)?.stack;
+    write([`${level} ${message}`, ...pairs].join(" ") + (stack ? `\n${stack}` : ""));
+  };
+  return {
+    debug: (message, fields) => log("DEBUG", message, fields),
+    info: (message, fields) => log("INFO", message, fields),
+    warn: (message, fields) => log("WARN", message, fields),
+    error: (message, fields) => log("ERROR", message, fields),
+  };
+}

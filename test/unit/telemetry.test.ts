@@ -1,0 +1,121 @@
+import { describe, expect, it } from "vitest";
+import { createHandler as createCreatePet } from "../../functions/createPet";
+import { createHandler as createListPets } from "../../functions/listPets";
+import { generateApiKey } from "../../lib/auth/apiKeys";
+import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
+import { createTelemetry } from "../../lib/observability/telemetry";
+import { bearer, invoke, jsonContent } from "../support/api";
+import { fakeDependencies, singleKeyVerifier } from "../support/fakes";
+
+function capturedTelemetry(format: "json" | "pretty" = "json") {
+  const lines: string[] = [];
+  const telemetry = createTelemetry({
+    service: "petstore",
+    stage: "test",
+    level: "INFO",
+    format,
+    write: (line) => lines.push(line),
+  });
+  return { lines, telemetry };
+}
+
+describe("request telemetry", () => {
+  it("logs one JSON line per request with its facts and the key's id, never the key, and flags the cold start once", async () => {
+    const key = generateApiKey("local");
+    const { lines, telemetry } = capturedTelemetry();
+    const listPets = createListPets(
+      fakeDependencies(key, { keys: singleKeyVerifier(key, { keyId: "key_visible" }), telemetry }),
+    );
+
+    const first = await invoke(listPets, { path: "/pets", headers: bearer(key) });
+    await invoke(listPets, { path: "/pets?limit=0", headers: bearer(key) });
+
+    const requests = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === "request");
+    expect(requests).toHaveLength(2);
+    expect(requests[0]).toMatchObject({
+      level: "INFO",
+      service: "petstore",
+      stage: "test",
+      operation: "listPets",
+      method: "GET",
+      route: "/pets",
+      status: 200,
+      coldStart: true,
+      requestId: first.headers["x-request-id"],
+      apiKeyId: "key_visible",
+    });
+    expect(requests[0].latencyMs).toBeGreaterThanOrEqual(0);
+    expect(requests[1]).toMatchObject({ status: 400, coldStart: false });
+    expect(lines.join("\n")).not.toContain(key);
+  });
+
+  it("publishes per-operation metrics in CloudWatch Embedded Metric Format", async () => {
+    const key = generateApiKey("local");
+    const { lines, telemetry } = capturedTelemetry();
+    const createPet = createCreatePet(fakeDependencies(key, { telemetry }));
+
+    await invoke(createPet, {
+      method: "POST",
+      path: "/pets",
+      headers: { ...bearer(key), ...jsonContent },
+      body: '{"name":"Rex","categoryId":1}',
+    });
+    await invoke(createPet, { method: "POST", path: "/pets", headers: { ...jsonContent }, body: "{}" });
+
+    const records = lines.map((line) => JSON.parse(line)).filter((entry) => entry._aws);
+    expect(records).toHaveLength(2);
+    expect(records[0]._aws.CloudWatchMetrics[0]).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      Dimensions: [["Stage", "Operation"]],
+    });
+    expect(records[0]).toMatchObject({
+      Stage: "test",
+      Operation: "createPet",
+      [metricNames.requests]: 1,
+      [metricNames.petsCreated]: 1,
+      [metricNames.clientErrors]: 0,
+      [metricNames.authFailures]: 0,
+    });
+    expect(records[1]).toMatchObject({
+      [metricNames.clientErrors]: 1,
+      [metricNames.authFailures]: 1,
+      [metricNames.petsCreated]: 0,
+    });
+    const declared = records[0]._aws.CloudWatchMetrics[0].Metrics.map((metric: { Name: string }) => metric.Name);
+    expect(declared.sort()).toEqual(Object.values(metricNames).sort());
+  });
+
+  it("logs a 5xx with its stack and the request id the client saw, while the client sees neither", async () => {
+    const key = generateApiKey("local");
+    const { lines, telemetry } = capturedTelemetry();
+    const deps = fakeDependencies(key, { telemetry });
+    deps.pets.page = async () => {
+      throw new TypeError("boom inside the repository");
+    };
+
+    const response = await invoke(createListPets(deps), { path: "/pets", headers: bearer(key) });
+
+    const entries = lines.map((line) => JSON.parse(line));
+    const failure = entries.find((entry) => entry.message === "request failed");
+    expect(response.status).toBe(500);
+    expect(failure).toMatchObject({ level: "ERROR", requestId: response.headers["x-request-id"], status: 500 });
+    expect(failure.error.stack).toContain("boom inside the repository");
+    expect(JSON.stringify(response.json)).not.toContain("boom");
+    expect(entries.find((entry) => entry.message === "request")).toMatchObject({ level: "ERROR", status: 500 });
+  });
+
+  it("prints errors readably and leaves request lines to the local server in pretty mode", async () => {
+    const key = generateApiKey("local");
+    const { lines, telemetry } = capturedTelemetry("pretty");
+    const deps = fakeDependencies(key, { telemetry });
+    deps.pets.page = async () => {
+      throw new Error("store exploded");
+    };
+    const listPets = createListPets(deps);
+
+    await invoke(listPets, { path: "/pets", headers: bearer(key) });
+
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^ERROR request failed requestId=\S+ status=500\nError: store exploded/);
+  });
+});
