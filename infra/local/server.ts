@@ -221,6 +221,23 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       });
   });
   server.keepAliveTimeout = 5_000;
+  // Requests Node cannot parse (oversized headers, a malformed request line) still get the Error shape.
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === "ECONNRESET") return socket.destroy();
+    const tooLarge = error.code === "HPE_HEADER_OVERFLOW";
+    const result = gatewayAnswer(
+      400,
+      "invalid_request",
+      tooLarge ? "The request headers are too large." : "The request is malformed.",
+    );
+    const body = result.body;
+    const headers = Object.entries(result.headers ?? {})
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join("");
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\n${headers}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -1,4 +1,5 @@
 /** Every rule of the contract, black-box over HTTP against the local server on dynalite. */
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalApi } from "../../infra/local/server";
 import { generateApiKey, hashApiKey } from "../../lib/auth/apiKeys";
@@ -309,6 +310,22 @@ describe("what the gateway answers itself", () => {
     const response = await post("x".repeat(2 * 1024 * 1024));
 
     expectError(response, 413, "payload_too_large");
+  });
+
+  it.each([
+    ["a malformed request line", "GARBAGE\r\n\r\n"],
+    ["oversized headers", `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`],
+  ])("answers 400 in the Error shape to %s", async (_, raw) => {
+    const { port } = new URL(api.baseUrl);
+    const socket = connect(Number(port), "127.0.0.1");
+    socket.write(raw);
+    let reply = "";
+    for await (const chunk of socket) reply += chunk;
+
+    const [head = "", body = ""] = reply.split("\r\n\r\n");
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+    expect(JSON.parse(body)).toEqual({ code: "invalid_request", message: expect.any(String), status: 400 });
   });
 
   it("sets the common headers on every answer", async () => {
