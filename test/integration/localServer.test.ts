@@ -36,7 +36,7 @@ async function stop(server: RunningProcess): Promise<number | null> {
 }
 
 afterEach(async () => {
-  for (const server of running.splice(0)) if (server.child.exitCode === null) server.child.kill("SIGKILL");
+  for (const server of running.splice(0)) server.killGroup("SIGKILL");
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 

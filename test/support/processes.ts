@@ -17,6 +17,8 @@ export async function freePort(): Promise<number> {
 
 export interface RunningProcess {
   readonly child: ChildProcessWithoutNullStreams;
+  /** Sends `signal` to the script and every process it started. */
+  killGroup(signal: NodeJS.Signals): void;
   output(): string;
   /** Resolves with the output once `pattern` appears in it. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
@@ -31,6 +33,8 @@ export function runScript(
 ): RunningProcess {
   const child = spawn(tsx, [`${projectRoot}${script}`, ...args], {
     cwd: options.cwd,
+    // Its own process group, so that killGroup also ends the node process tsx starts.
+    detached: true,
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", ...options.env },
   });
   let output = "";
@@ -43,6 +47,13 @@ export function runScript(
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return {
     child,
+    killGroup: (signal) => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, signal);
+      } catch {
+        // Already gone.
+      }
+    },
     output: () => output,
     exited,
     waitFor: (pattern, timeoutMs = 30_000) =>
