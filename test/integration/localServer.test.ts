@@ -1,5 +1,5 @@
 /** `npm start` and `npm run keys` as a developer runs them: real processes, real files. */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -9,7 +9,7 @@ import { afterEach, describe, expect, inject, it } from "vitest";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import type { Pet } from "../../lib/contract/schemas";
 import { fetchJson } from "../support/api";
-import { freePort, type RunningProcess, runScript, runToEnd } from "../support/processes";
+import { freePort, projectRoot, type RunningProcess, runScript, runToEnd } from "../support/processes";
 
 const MAIN = "infra/local/main.ts";
 const KEYS = "infra/cli/keys.ts";
@@ -136,6 +136,42 @@ describe("npm start", () => {
 
     expect(result.code).toBe(1);
     expect(result.output).toContain("PETSTORE_API_KEY must look like petstore_local_");
+  });
+});
+
+describe("npm start on a terminal", () => {
+  it("prints one readable line per request instead of JSON", async () => {
+    const port = await freePort();
+    const command = `${projectRoot}node_modules/.bin/tsx ${projectRoot}${MAIN} --in-memory`;
+    // `script` gives the server a pseudo-terminal, as a developer's shell would.
+    const child = spawn("script", ["-qfec", command, "/dev/null"], {
+      cwd: tempFolder(),
+      detached: true,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DYNAMODB_PORT: String(await freePort()),
+        DYNAMODB_ENDPOINT: "",
+        PETSTORE_API_KEY: "",
+      },
+    });
+    let output = "";
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+    });
+    try {
+      await expect.poll(() => /petstore_local_\w+/.exec(output)?.[0], { timeout: 30_000 }).toBeDefined();
+      const key = /petstore_local_\w+/.exec(output)?.[0] ?? "";
+
+      await fetchJson(`http://127.0.0.1:${port}/v1/pets?limit=2`, { headers: { Authorization: `Bearer ${key}` } });
+      await fetchJson(`http://127.0.0.1:${port}/v1/unknown`);
+
+      await expect.poll(() => output, { timeout: 10_000 }).toMatch(/^GET \/v1\/unknown 404 [\d.]+ms \S+\r?$/m);
+      expect(output).toMatch(/^GET \/v1\/pets\?limit=2 200 [\d.]+ms \S+\r?$/m);
+      expect(output).not.toContain('"message":"request"');
+    } finally {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+    }
   });
 });
 
