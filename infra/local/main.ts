@@ -57,7 +57,12 @@ async function localApiKey(store: DynamoApiKeyStore): Promise<{ key: string; pin
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { "in-memory": { type: "boolean", default: false } } });
+  let values: { "in-memory": boolean };
+  try {
+    ({ values } = parseArgs({ options: { "in-memory": { type: "boolean", default: false } } }));
+  } catch (error) {
+    throw new StartupError(`${(error as Error).message}. Usage: npm start [-- --in-memory]`);
+  }
   const apiPort = portFrom("PORT", DEFAULT_API_PORT);
   const tableName = process.env.PETS_TABLE_NAME || LOCAL_TABLE_NAME;
   let embedded: EmbeddedDynamo | undefined;
