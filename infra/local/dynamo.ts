@@ -1,5 +1,4 @@
 /** The embedded DynamoDB engine (dynalite) and table creation from the shared definition. */
-import type { AddressInfo } from "node:net";
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -8,6 +7,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import dynalite from "dynalite";
 import { createTableInput } from "../../lib/db/table";
+import { listen } from "./listen";
 
 export interface EmbeddedDynamo {
   readonly endpoint: string;
@@ -29,14 +29,7 @@ export async function startEmbeddedDynamo(options: {
     updateTableMs: 0,
     ...(options.path ? { path: options.path } : {}),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server, options.port, options.host);
   return {
     endpoint: `http://${options.host}:${port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

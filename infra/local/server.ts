@@ -6,7 +6,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { APIGatewayProxyResult, Context } from "aws-lambda";
 import type { ErrorCode } from "../../lib/contract/schemas";
@@ -14,6 +13,7 @@ import type { ProxyHandler } from "../../lib/http/apiHandler";
 import { errorResult } from "../../lib/http/middleware/errorResponse";
 import { COMMON_HEADERS } from "../../lib/http/middleware/responseEnvelope";
 import { API_BASE_PATH, type RouteDefinition, routeList } from "../../lib/routes";
+import { listen } from "./listen";
 import { toProxyEvent } from "./proxyEvent";
 
 const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -239,14 +239,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     );
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server, options.port, options.host);
   return {
     baseUrl: `http://${options.host}:${port}${API_BASE_PATH}`,
     port,

@@ -36,6 +36,15 @@ export function describeError(error: unknown): LogFields {
   };
 }
 
+function loggerFrom(log: (level: LogLevel, message: string, fields?: LogFields) => void): Logger {
+  return {
+    debug: (message, fields) => log("DEBUG", message, fields),
+    info: (message, fields) => log("INFO", message, fields),
+    warn: (message, fields) => log("WARN", message, fields),
+    error: (message, fields) => log("ERROR", message, fields),
+  };
+}
+
 export function createJsonLogger(options: { level: LogLevel; base?: LogFields; write?: LineWriter }): Logger {
   const isEnabled = enabled(options.level);
   const write = options.write ?? writeStdout;
@@ -43,12 +52,7 @@ export function createJsonLogger(options: { level: LogLevel; base?: LogFields; w
     if (!isEnabled(level)) return;
     write(JSON.stringify({ timestamp: new Date().toISOString(), level, message, ...options.base, ...fields }));
   };
-  return {
-    debug: (message, fields) => log("DEBUG", message, fields),
-    info: (message, fields) => log("INFO", message, fields),
-    warn: (message, fields) => log("WARN", message, fields),
-    error: (message, fields) => log("ERROR", message, fields),
-  };
+  return loggerFrom(log);
 }
 
 /** For a terminal: `LEVEL message key=value …`, errors with their stack. */
@@ -64,10 +68,5 @@ export function createPrettyLogger(options: { level: LogLevel; write?: LineWrite
     const stack = (error as { stack?: string } | undefined)?.stack;
     write([`${level} ${message}`, ...pairs].join(" ") + (stack ? `\n${stack}` : ""));
   };
-  return {
-    debug: (message, fields) => log("DEBUG", message, fields),
-    info: (message, fields) => log("INFO", message, fields),
-    warn: (message, fields) => log("WARN", message, fields),
-    error: (message, fields) => log("ERROR", message, fields),
-  };
+  return loggerFrom(log);
 }
