@@ -1,0 +1,60 @@
+/**
+ * Everything that differs between the stages, as one typed object per stage. Constructs receive
+ * their stage's object; none reads environment variables.
+ */
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { StageName } from "../lib/config";
+import type { LogLevel } from "../lib/observability/logger";
+import type { MonitoringConfig } from "./stacks/monitoring";
+
+export interface StageConfig {
+  /** CDK stage id: the prefix of the stack names (`Staging/PetStore`). */
+  readonly id: "Staging" | "Production";
+  /** What the functions call their stage: names it in API keys and in metrics. */
+  readonly stage: Exclude<StageName, "local">;
+  readonly table: {
+    readonly removalPolicy: RemovalPolicy;
+    readonly deletionProtection: boolean;
+    readonly pointInTimeRecoveryDays: number;
+  };
+  readonly functions: {
+    /** More memory is more CPU: 512 MB keeps cold starts short at a small cost per request. */
+    readonly memoryMb: number;
+    /** Above the DynamoDB client's worst case (3 attempts × 1.5 s plus back-off, lib/db/client.ts). */
+    readonly timeout: Duration;
+    readonly logLevel: LogLevel;
+  };
+  readonly api: {
+    /** Requests per second, steady and burst, across all clients. */
+    readonly throttlingRateLimit: number;
+    readonly throttlingBurstLimit: number;
+  };
+  readonly logRetention: RetentionDays;
+  /** What happens to log groups when the stage is destroyed. */
+  readonly logRemovalPolicy: RemovalPolicy;
+  readonly monitoring: MonitoringConfig;
+}
+
+export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
+  Staging: {
+    id: "Staging",
+    stage: "staging",
+    table: { removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false, pointInTimeRecoveryDays: 35 },
+    functions: { memoryMb: 512, timeout: Duration.seconds(10), logLevel: "DEBUG" },
+    api: { throttlingRateLimit: 20, throttlingBurstLimit: 40 },
+    logRetention: RetentionDays.TWO_WEEKS,
+    logRemovalPolicy: RemovalPolicy.DESTROY,
+    monitoring: { alarmEmails: [], serverErrorRate: 0.05, p99LatencyMs: 2000, functionErrors: 5, authFailures: 200 },
+  },
+  Production: {
+    id: "Production",
+    stage: "prod",
+    table: { removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, pointInTimeRecoveryDays: 35 },
+    functions: { memoryMb: 512, timeout: Duration.seconds(10), logLevel: "INFO" },
+    api: { throttlingRateLimit: 100, throttlingBurstLimit: 200 },
+    logRetention: RetentionDays.THREE_MONTHS,
+    logRemovalPolicy: RemovalPolicy.RETAIN,
+    monitoring: { alarmEmails: [], serverErrorRate: 0.01, p99LatencyMs: 1000, functionErrors: 1, authFailures: 100 },
+  },
+};

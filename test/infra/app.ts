@@ -1,0 +1,43 @@
+/** Synthesises the real app once per test file (bundling the functions takes a few seconds). */
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Template } from "aws-cdk-lib/assertions";
+import { buildApp } from "../../infra/app";
+
+export function synthesizedStages(options: { acknowledgeNagFindings?: boolean } = {}) {
+  const outdir = mkdtempSync(join(tmpdir(), "cdk-test-"));
+  const { app, stages } = buildApp({ ...options, outdir });
+  let failure: unknown;
+  try {
+    app.synth();
+  } catch (error) {
+    failure = error;
+  }
+  return {
+    failure,
+    stages,
+    template: (id: string) => {
+      const stage = stages.find((candidate) => candidate.node.id === id);
+      if (!stage) throw new Error(`no stage ${id}`);
+      return Template.fromStack(stage.stack);
+    },
+    /** Findings as `<pack>::<rule>` at construct paths, from the validation report. */
+    findings: (): { id: string; path: string }[] => {
+      const report = JSON.parse(readFileSync(join(outdir, "validation-report.json"), "utf8")) as {
+        pluginReports: {
+          pluginName: string;
+          violations: { ruleName: string; violatingConstructs: { constructPath: string }[] }[];
+        }[];
+      };
+      return report.pluginReports.flatMap((plugin) =>
+        plugin.violations.flatMap((violation) =>
+          violation.violatingConstructs.map((construct) => ({
+            id: `${plugin.pluginName}::${violation.ruleName}`,
+            path: construct.constructPath,
+          })),
+        ),
+      );
+    },
+  };
+}
