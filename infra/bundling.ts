@@ -20,8 +20,8 @@ export const UNUSED_CREDENTIAL_PROVIDERS = [
   "@aws-sdk/client-sts",
 ] as const;
 
-/** Node version the bundles target: the Lambda runtime's (see infra/config.ts). */
-export const LAMBDA_NODE_TARGET = "node22";
+/** Node version the bundles target: the functions' runtime (infra/stacks/petStoreStack.ts; a test keeps them equal). */
+export const LAMBDA_NODE_TARGET = "node24";
 
 export const lambdaEsbuildOptions = {
   bundle: true,

@@ -4,15 +4,12 @@
  */
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
-import type { StageName } from "../lib/config";
 import type { LogLevel } from "../lib/observability/logger";
+import { type DeployedStage, deployedStages } from "./deployment";
 import type { MonitoringConfig } from "./stacks/monitoring";
 
-export interface StageConfig {
-  /** CDK stage id: the prefix of the stack names (`Staging/PetStore`). */
-  readonly id: "Staging" | "Production";
-  /** What the functions call their stage: names it in API keys and in metrics. */
-  readonly stage: Exclude<StageName, "local">;
+/** `id`, `stage` and `stackName` come from infra/deployment.ts, which the CLIs read too. */
+export interface StageConfig extends DeployedStage {
   readonly table: {
     readonly removalPolicy: RemovalPolicy;
     readonly deletionProtection: boolean;
@@ -38,8 +35,7 @@ export interface StageConfig {
 
 export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
   Staging: {
-    id: "Staging",
-    stage: "staging",
+    ...deployedStages.staging,
     table: { removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false, pointInTimeRecoveryDays: 35 },
     functions: { memoryMb: 512, timeout: Duration.seconds(10), logLevel: "DEBUG" },
     api: { throttlingRateLimit: 20, throttlingBurstLimit: 40 },
@@ -48,8 +44,7 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
     monitoring: { alarmEmails: [], serverErrorRate: 0.05, p99LatencyMs: 2000, functionErrors: 5, authFailures: 200 },
   },
   Production: {
-    id: "Production",
-    stage: "prod",
+    ...deployedStages.prod,
     table: { removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, pointInTimeRecoveryDays: 35 },
     functions: { memoryMb: 512, timeout: Duration.seconds(10), logLevel: "INFO" },
     api: { throttlingRateLimit: 100, throttlingBurstLimit: 200 },

@@ -61,8 +61,10 @@ export const gatewayErrors: ReadonlyMap<apigateway.ResponseType, GatewayError> =
   [apigateway.ResponseType.UNAUTHORIZED, unauthorized],
   [apigateway.ResponseType.ACCESS_DENIED, unauthorized],
   [apigateway.ResponseType.INVALID_API_KEY, unauthorized],
-  [apigateway.ResponseType.INVALID_SIGNATURE, unauthorized],
-  [apigateway.ResponseType.EXPIRED_TOKEN, unauthorized],
+  // No method uses IAM authorization, so API Gateway only reads an Authorization header as a
+  // signature when no resource matched: these answers are for unknown routes.
+  [apigateway.ResponseType.INVALID_SIGNATURE, notFound],
+  [apigateway.ResponseType.EXPIRED_TOKEN, notFound],
   [
     apigateway.ResponseType.REQUEST_TOO_LARGE,
     { status: 413, code: "payload_too_large", message: "The request is too large." },

@@ -3,7 +3,7 @@
  * throttles, DynamoDB throttling, bursts of auth failures), sent to an SNS topic, and a dashboard.
  * Request-level figures come from the functions' Embedded Metric Format lines (lib/observability).
  */
-import { Duration } from "aws-cdk-lib";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type * as apigateway from "aws-cdk-lib/aws-apigateway";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as cloudwatchActions from "aws-cdk-lib/aws-cloudwatch-actions";
@@ -37,6 +37,8 @@ export interface MonitoringProps {
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
   readonly table: dynamodb.ITable;
   readonly config: MonitoringConfig;
+  /** What happens to the topic's key when the stage is destroyed (a KMS key is retained by default). */
+  readonly keyRemovalPolicy?: RemovalPolicy;
 }
 
 const PERIOD = Duration.minutes(5);
@@ -62,6 +64,7 @@ export class Monitoring extends Construct {
     const key = new kms.Key(this, "AlarmTopicKey", {
       enableKeyRotation: true,
       description: `Encrypts the Pet Store ${stage} alarm topic`,
+      removalPolicy: props.keyRemovalPolicy ?? RemovalPolicy.RETAIN,
     });
     key.addToResourcePolicy(
       new iam.PolicyStatement({

@@ -3,7 +3,7 @@
  * the REST API with its `v1` stage, gateway responses in the Error shape, and monitoring.
  */
 import { fileURLToPath } from "node:url";
-import { CfnOutput, Stack, type StackProps, Stage, type StageProps } from "aws-cdk-lib";
+import { CfnOutput, Fn, RemovalPolicy, Stack, type StackProps, Stage, type StageProps } from "aws-cdk-lib";
 import * as apigateway from "aws-cdk-lib/aws-apigateway";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
@@ -15,6 +15,7 @@ import { petTable } from "../../lib/db/table";
 import { API_BASE_PATH, type RouteDefinition, routeList } from "../../lib/routes";
 import { lambdaEsbuildOptions } from "../bundling";
 import type { StageConfig } from "../config";
+import { STACK_OUTPUTS } from "../deployment";
 import { GatewayErrors } from "./gatewayErrors";
 import { Monitoring } from "./monitoring";
 import { acknowledgeNagFindings } from "./nagAcknowledgements";
@@ -87,7 +88,9 @@ export class PetStoreStack extends Stack {
       description: `Pet Store API (${config.stage})`,
       endpointTypes: [apigateway.EndpointType.REGIONAL],
       cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: config.logRemovalPolicy,
+      // The role is set account-wide (one per region), and the stage deployed last wins: a staging
+      // destroy must not delete a role that production's execution logging may be using.
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
         stageName: API_BASE_PATH.slice(1),
         throttlingRateLimit: config.api.throttlingRateLimit,
@@ -139,18 +142,31 @@ export class PetStoreStack extends Stack {
       functions: this.functions,
       table: this.table,
       config: config.monitoring,
+      // It only encrypts alarm notifications in flight, so it lives as long as the stage's logs.
+      keyRemovalPolicy: config.logRemovalPolicy,
     });
 
-    new CfnOutput(this, "BaseUrl", {
-      value: this.api.deploymentStage.urlForPath("/"),
-      description: "API base URL (ends in /v1/)",
+    // The construct's own "Endpoint" output ends in "/v1/"; the contract's base address ends in "/v1".
+    this.api.node.tryRemoveChild("Endpoint");
+    new CfnOutput(this, STACK_OUTPUTS.baseUrl, {
+      value: Fn.join("", [
+        "https://",
+        this.api.restApiId,
+        ".execute-api.",
+        this.region,
+        ".",
+        this.urlSuffix,
+        "/",
+        this.api.deploymentStage.stageName,
+      ]),
+      description: "API base URL (ends in /v1; npm run smoke -- --base-url)",
     });
-    new CfnOutput(this, "TableName", {
+    new CfnOutput(this, STACK_OUTPUTS.tableName, {
       value: this.table.tableName,
-      description: "DynamoDB table (npm run keys -- --table)",
+      description: "DynamoDB table (npm run keys finds it here)",
     });
-    new CfnOutput(this, "AlarmTopicArn", { value: monitoring.topic.topicArn });
-    new CfnOutput(this, "DashboardName", { value: `PetStore-${config.stage}` });
+    new CfnOutput(this, STACK_OUTPUTS.alarmTopicArn, { value: monitoring.topic.topicArn });
+    new CfnOutput(this, STACK_OUTPUTS.dashboardName, { value: `PetStore-${config.stage}` });
 
     if (props.acknowledgeNagFindings !== false) acknowledgeNagFindings(this);
   }
@@ -213,6 +229,7 @@ export class PetStoreStage extends Stage {
     this.stack = new PetStoreStack(this, "PetStore", {
       config: props.config,
       ...(props.acknowledgeNagFindings === undefined ? {} : { acknowledgeNagFindings: props.acknowledgeNagFindings }),
+      stackName: props.config.stackName,
       description: `Pet Store API, ${props.config.stage} stage`,
     });
   }

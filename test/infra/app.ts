@@ -1,4 +1,4 @@
-/** Synthesises the real app once per test file (bundling the functions takes a few seconds). */
+/** Synthesises the real app; call it once per file and variant (each synthesis bundles the functions). */
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

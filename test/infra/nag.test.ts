@@ -1,16 +1,25 @@
 import { Validations } from "aws-cdk-lib";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { synthesizedStages } from "./app";
+
+// Each variant is synthesised once for the file: a synthesis bundles every function.
+let acknowledgedApp: ReturnType<typeof synthesizedStages>;
+let unacknowledgedApp: ReturnType<typeof synthesizedStages>;
+
+beforeAll(() => {
+  acknowledgedApp = synthesizedStages();
+  unacknowledgedApp = synthesizedStages({ acknowledgeNagFindings: false });
+});
 
 describe("cdk-nag (AwsSolutions and Serverless packs)", () => {
   it("finds nothing unacknowledged, so synth succeeds", () => {
-    const { failure } = synthesizedStages();
+    const { failure } = acknowledgedApp;
 
     expect(failure).toBeUndefined();
   });
 
   it("has no acknowledgement that does not match a finding that really occurs", () => {
-    const acknowledged = synthesizedStages().stages.flatMap((stage) =>
+    const acknowledged = acknowledgedApp.stages.flatMap((stage) =>
       stage.node
         .findAll()
         .flatMap((construct) =>
@@ -21,7 +30,7 @@ describe("cdk-nag (AwsSolutions and Serverless packs)", () => {
             ),
         ),
     );
-    const unacknowledged = synthesizedStages({ acknowledgeNagFindings: false });
+    const unacknowledged = unacknowledgedApp;
 
     const findings = unacknowledged.findings();
     expect(unacknowledged.failure).toBeDefined();
@@ -35,7 +44,7 @@ describe("cdk-nag (AwsSolutions and Serverless packs)", () => {
   });
 
   it("acknowledges every finding with a reason of its own", () => {
-    const acknowledged = synthesizedStages().stages.flatMap((stage) =>
+    const acknowledged = acknowledgedApp.stages.flatMap((stage) =>
       stage.node
         .findAll()
         .flatMap((construct) =>

@@ -1,0 +1,31 @@
+/**
+ * How a deployed stage is found from outside the CDK app (keys CLI, smoke tests, people): its
+ * CloudFormation stack name and the names of the stack outputs. Kept free of aws-cdk-lib so that
+ * the CLIs start quickly.
+ */
+import type { StageName } from "../lib/config";
+
+export type DeployedStageName = Exclude<StageName, "local">;
+
+export interface DeployedStage {
+  /** CDK stage id: `npx cdk deploy 'Staging/*'`. */
+  readonly id: "Staging" | "Production";
+  /** What the functions call their stage: names it in API keys and metrics. */
+  readonly stage: DeployedStageName;
+  /** CloudFormation stack name, what DescribeStacks and the console show. */
+  readonly stackName: string;
+}
+
+export const deployedStages: Readonly<Record<DeployedStageName, DeployedStage>> = {
+  staging: { id: "Staging", stage: "staging", stackName: "Staging-PetStore" },
+  prod: { id: "Production", stage: "prod", stackName: "Production-PetStore" },
+};
+
+/** Output keys of each stage's stack. */
+export const STACK_OUTPUTS = {
+  /** The API's base URL, ending in /v1. */
+  baseUrl: "BaseUrl",
+  tableName: "TableName",
+  alarmTopicArn: "AlarmTopicArn",
+  dashboardName: "DashboardName",
+} as const;

@@ -1,0 +1,440 @@
+/**
+ * Template tests of both stages, on the app as `npx cdk synth` builds it (synthesised once for the
+ * whole file). Expected values come from the issue and the API decisions, or from the stage config.
+ */
+import type { Template } from "aws-cdk-lib/assertions";
+import * as lambda from "aws-cdk-lib/aws-lambda";
+import { beforeAll, describe, expect, it } from "vitest";
+import { lambdaEsbuildOptions } from "../../infra/bundling";
+import { type StageConfig, stageConfigs } from "../../infra/config";
+import { deployedStages, STACK_OUTPUTS } from "../../infra/deployment";
+import type { ErrorCode } from "../../lib/contract/schemas";
+import {
+  DYNAMODB_CONNECTION_TIMEOUT_MS,
+  DYNAMODB_MAX_ATTEMPTS,
+  DYNAMODB_REQUEST_TIMEOUT_MS,
+} from "../../lib/db/client";
+import { petTable } from "../../lib/db/table";
+import { routeList, routes } from "../../lib/routes";
+import { synthesizedStages } from "./app";
+
+type Resource = {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
+type Resources = Record<string, Resource>;
+
+/** Status of each error code (API-DECISIONS.md, "Errors"). */
+const statusOfCode: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  idempotency_key_in_progress: 409,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_reused: 422,
+  too_many_requests: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+};
+
+/** What API Gateway answers by itself, and how the issue says it must look. */
+const requiredGatewayResponses: readonly { type: string; when: string; status: number; code: ErrorCode }[] = [
+  {
+    type: "MISSING_AUTHENTICATION_TOKEN",
+    when: "unknown route, also with an Authorization header",
+    status: 404,
+    code: "not_found",
+  },
+  {
+    type: "INVALID_SIGNATURE",
+    when: "unknown route with a signature-like Authorization header",
+    status: 404,
+    code: "not_found",
+  },
+  { type: "RESOURCE_NOT_FOUND", when: "unknown resource", status: 404, code: "not_found" },
+  { type: "THROTTLED", when: "stage throttling", status: 429, code: "too_many_requests" },
+  { type: "REQUEST_TOO_LARGE", when: "body too large", status: 413, code: "payload_too_large" },
+  { type: "INTEGRATION_TIMEOUT", when: "integration timeout", status: 503, code: "service_unavailable" },
+  { type: "INTEGRATION_FAILURE", when: "integration failure", status: 500, code: "internal_error" },
+  { type: "DEFAULT_4XX", when: "any other 4xx", status: 400, code: "invalid_request" },
+  { type: "DEFAULT_5XX", when: "any other 5xx", status: 500, code: "internal_error" },
+];
+
+const stages = Object.values(stageConfigs);
+const templates = new Map<StageConfig["id"], Template>();
+let synth: ReturnType<typeof synthesizedStages>;
+
+beforeAll(() => {
+  synth = synthesizedStages();
+  for (const config of stages) templates.set(config.id, synth.template(config.id));
+});
+
+function templateOf(config: StageConfig): Template {
+  const template = templates.get(config.id);
+  if (!template) throw new Error(`no template for ${config.id}`);
+  return template;
+}
+
+const resourcesOf = (template: Template, type?: string): Resources =>
+  Object.fromEntries(
+    Object.entries(template.toJSON().Resources as Resources).filter(([, resource]) => !type || resource.Type === type),
+  );
+
+function only<T>(values: T[], what: string): T {
+  expect(values, what).toHaveLength(1);
+  return values[0] as T;
+}
+
+const refTo = (value: unknown): string | undefined => (value as { Ref?: string } | undefined)?.Ref;
+const getAttOf = (value: unknown): string | undefined =>
+  (value as { "Fn::GetAtt"?: [string, string] } | undefined)?.["Fn::GetAtt"]?.[0];
+
+/** Full path (below the stage) of every API Gateway resource, by logical id; the root is "/". */
+function resourcePaths(template: Template): Map<string, string> {
+  const resources = resourcesOf(template, "AWS::ApiGateway::Resource");
+  const paths = new Map<string, string>();
+  const pathOf = (id: string): string => {
+    const known = paths.get(id);
+    if (known) return known;
+    const resource = resources[id];
+    if (!resource) throw new Error(`no resource ${id}`);
+    const parent = refTo(resource.Properties.ParentId);
+    const path = `${parent ? pathOf(parent) : ""}/${resource.Properties.PathPart as string}`;
+    paths.set(id, path);
+    return path;
+  };
+  for (const id of Object.keys(resources)) pathOf(id);
+  return paths;
+}
+
+function methodAt(template: Template, path: string, httpMethod: string): Resource["Properties"] {
+  const paths = resourcePaths(template);
+  const methods = Object.values(resourcesOf(template, "AWS::ApiGateway::Method")).filter((method) => {
+    const resourceId = method.Properties.ResourceId;
+    const methodPath = getAttOf(resourceId) ? "/" : paths.get(refTo(resourceId) ?? "");
+    return methodPath === path && method.Properties.HttpMethod === httpMethod;
+  });
+  return only(methods, `${httpMethod} ${path}`).Properties;
+}
+
+/** The DynamoDB actions the role of the function behind `path`/`method` may perform, and on what. */
+function dynamoGrantsOf(template: Template, path: string, httpMethod: string) {
+  const integration = methodAt(template, path, httpMethod).Integration as { Uri: unknown };
+  const functionId = JSON.stringify(integration.Uri).match(/"Fn::GetAtt":\["(\w+)","Arn"\]/)?.[1] ?? "";
+  const fn = resourcesOf(template, "AWS::Lambda::Function")[functionId];
+  const roleId = getAttOf(fn?.Properties.Role);
+  const statements = Object.values(resourcesOf(template, "AWS::IAM::Policy"))
+    .filter((policy) => (policy.Properties.Roles as unknown[]).some((role) => refTo(role) === roleId))
+    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  const dynamo = statements.filter((statement) => [statement.Action].flat().some((a) => a.startsWith("dynamodb:")));
+  return {
+    functionId,
+    actions: [...new Set(dynamo.flatMap((statement) => [statement.Action].flat()))].sort(),
+    resources: dynamo.flatMap((statement) => [statement.Resource].flat()),
+  };
+}
+
+interface Statement {
+  readonly Effect: string;
+  readonly Action: string | string[];
+  readonly Resource: unknown;
+}
+
+function newestNodeRuntime(): string {
+  const majors = Object.values(lambda.Runtime)
+    .filter((value): value is lambda.Runtime => value instanceof lambda.Runtime)
+    .map((runtime) => /^nodejs(\d+)\.x$/.exec(runtime.name)?.[1])
+    .filter((major): major is string => major !== undefined)
+    .map(Number);
+  return `nodejs${Math.max(...majors)}.x`;
+}
+
+describe.each(stages)("$id stage", (config) => {
+  it("is the stack named in infra/deployment.ts, for the keys and smoke commands to find", () => {
+    const stage = synth.stages.find((candidate) => candidate.node.id === config.id);
+
+    expect(stage?.stack.stackName).toBe(deployedStages[config.stage].stackName);
+  });
+
+  it("serves the API from one deployment stage named v1", () => {
+    const stage = only(Object.values(resourcesOf(templateOf(config), "AWS::ApiGateway::Stage")), "stages");
+
+    expect(stage.Properties.StageName).toBe("v1");
+  });
+
+  it("exports the base URL, ending in /v1, and the table name", () => {
+    const template = templateOf(config);
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    const [stageId] = Object.keys(resourcesOf(template, "AWS::ApiGateway::Stage"));
+    const [apiId] = Object.keys(resourcesOf(template, "AWS::ApiGateway::RestApi"));
+    const [tableId] = Object.keys(resourcesOf(template, "AWS::DynamoDB::GlobalTable"));
+    // Evaluates the Fn::Join as CloudFormation would: a Stage's Ref is its name.
+    const refs: Record<string, string> = {
+      [stageId ?? ""]: "v1",
+      [apiId ?? ""]: "a1b2c3d4e5",
+      "AWS::Region": "eu-west-1",
+      "AWS::URLSuffix": "amazonaws.com",
+    };
+    const join = outputs[STACK_OUTPUTS.baseUrl]?.Value as { "Fn::Join": [string, unknown[]] } | undefined;
+    const [separator, parts] = join?.["Fn::Join"] ?? ["", []];
+
+    const baseUrl = parts.map((part) => (typeof part === "string" ? part : refs[refTo(part) ?? ""])).join(separator);
+
+    expect(baseUrl).toBe("https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/v1");
+    expect(outputs[STACK_OUTPUTS.tableName]?.Value).toEqual({ Ref: tableId });
+    expect(
+      Object.values(outputs).filter((output) => JSON.stringify(output.Value).includes(stageId ?? "?")),
+    ).toHaveLength(1);
+  });
+
+  it("builds the table from the shared definition, on demand, with 35 days of point-in-time recovery", () => {
+    const table = only(Object.values(resourcesOf(templateOf(config), "AWS::DynamoDB::GlobalTable")), "tables");
+    const replica = (table.Properties.Replicas as Record<string, unknown>[])[0];
+
+    expect(table.Properties.BillingMode).toBe("PAY_PER_REQUEST");
+    expect(table.Properties.KeySchema).toEqual([
+      { AttributeName: petTable.partitionKey.name, KeyType: "HASH" },
+      { AttributeName: petTable.sortKey.name, KeyType: "RANGE" },
+    ]);
+    expect(
+      (table.Properties.GlobalSecondaryIndexes as { IndexName: string }[]).map((index) => index.IndexName),
+    ).toEqual(petTable.globalSecondaryIndexes.map((index) => index.indexName));
+    expect(replica?.PointInTimeRecoverySpecification).toEqual({
+      PointInTimeRecoveryEnabled: true,
+      RecoveryPeriodInDays: 35,
+    });
+  });
+
+  it("runs one arm64 function per route on the newest Node runtime aws-cdk-lib knows, with JSON logs", () => {
+    const template = templateOf(config);
+    const functions = Object.values(resourcesOf(template, "AWS::Lambda::Function"));
+    const [tableId] = Object.keys(resourcesOf(template, "AWS::DynamoDB::GlobalTable"));
+    const runtime = newestNodeRuntime();
+
+    expect(functions).toHaveLength(routeList.length);
+    for (const fn of functions) {
+      expect(fn.Properties.Runtime).toBe(runtime);
+      expect(fn.Properties.Architectures).toEqual(["arm64"]);
+      expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: "JSON" });
+      expect(fn.Properties.MemorySize).toBe(config.functions.memoryMb);
+      expect(fn.Properties.Timeout).toBe(config.functions.timeout.toSeconds());
+      expect(fn.Properties.Environment).toMatchObject({
+        Variables: {
+          PETSTORE_STAGE: config.stage,
+          LOG_LEVEL: config.functions.logLevel,
+          PETS_TABLE_NAME: { Ref: tableId },
+        },
+      });
+    }
+    expect(lambdaEsbuildOptions.target).toBe(runtime.replace(/^nodejs(\d+)\.x$/, "node$1"));
+  });
+
+  it("gives the DynamoDB client time to give up before the function is killed", () => {
+    const worstCaseMs = DYNAMODB_MAX_ATTEMPTS * (DYNAMODB_CONNECTION_TIMEOUT_MS + DYNAMODB_REQUEST_TIMEOUT_MS);
+    // Retry back-off and the handler's own work need room too.
+    const marginMs = 1000;
+
+    expect(config.functions.timeout.toMilliseconds()).toBeGreaterThan(worstCaseMs + marginMs);
+  });
+
+  it("grants no wildcard IAM actions", () => {
+    const template = templateOf(config);
+    const documents = [
+      ...Object.values(resourcesOf(template, "AWS::IAM::Policy")).map((policy) => policy.Properties.PolicyDocument),
+      ...Object.values(resourcesOf(template, "AWS::IAM::ManagedPolicy")).map(
+        (policy) => policy.Properties.PolicyDocument,
+      ),
+      ...Object.values(resourcesOf(template, "AWS::IAM::Role")).flatMap((role) =>
+        ((role.Properties.Policies ?? []) as { PolicyDocument: unknown }[]).map((policy) => policy.PolicyDocument),
+      ),
+    ] as { Statement: Statement[] }[];
+    const actions = documents.flatMap((document) =>
+      document.Statement.flatMap((statement) => [statement.Action].flat()),
+    );
+
+    expect(actions.length).toBeGreaterThan(0);
+    expect(actions.filter((action) => action === "*" || action.endsWith(":*") || action.includes("*"))).toEqual([]);
+  });
+
+  it("lets each function do only its own DynamoDB work, plus reading key hashes, on this table only", () => {
+    const template = templateOf(config);
+    const [tableId] = Object.keys(resourcesOf(template, "AWS::DynamoDB::GlobalTable"));
+    const list = dynamoGrantsOf(template, routes.listPets.path, routes.listPets.method);
+    const get = dynamoGrantsOf(template, routes.getPet.path, routes.getPet.method);
+    const create = dynamoGrantsOf(template, routes.createPet.path, routes.createPet.method);
+
+    expect(list.actions).toEqual(["dynamodb:GetItem", "dynamodb:Query"]);
+    expect(get.actions).toEqual(["dynamodb:GetItem"]);
+    expect(create.actions).toEqual([...new Set([...routes.createPet.dynamoActions, "dynamodb:GetItem"])].sort());
+    expect(create.actions).not.toContain("dynamodb:Query");
+    expect(new Set([list.functionId, get.functionId, create.functionId]).size).toBe(3);
+    for (const grants of [list, get, create]) {
+      for (const resource of grants.resources) expect(JSON.stringify(resource)).toContain(`"${tableId}"`);
+    }
+  });
+
+  it("throttles the stage as the config says", () => {
+    const stage = only(Object.values(resourcesOf(templateOf(config), "AWS::ApiGateway::Stage")), "stages");
+
+    expect(stage.Properties.MethodSettings).toEqual([
+      expect.objectContaining({
+        HttpMethod: "*",
+        ResourcePath: "/*",
+        ThrottlingRateLimit: config.api.throttlingRateLimit,
+        ThrottlingBurstLimit: config.api.throttlingBurstLimit,
+      }),
+    ]);
+  });
+
+  it("writes JSON access logs, with the request id and status, to a log group kept as the config says", () => {
+    const template = templateOf(config);
+    const stage = only(Object.values(resourcesOf(template, "AWS::ApiGateway::Stage")), "stages");
+    const setting = stage.Properties.AccessLogSetting as { DestinationArn: unknown; Format: string };
+    const logGroup = resourcesOf(template, "AWS::Logs::LogGroup")[getAttOf(setting.DestinationArn) ?? ""];
+
+    const format = JSON.parse(setting.Format) as Record<string, string>;
+
+    expect(format).toMatchObject({ requestId: "$context.requestId", status: "$context.status" });
+    expect(logGroup?.Properties.RetentionInDays).toBe(config.logRetention);
+  });
+
+  it("logs execution errors only, without request or response data", () => {
+    const template = templateOf(config);
+    const stage = only(Object.values(resourcesOf(template, "AWS::ApiGateway::Stage")), "stages");
+
+    expect(stage.Properties.MethodSettings).toEqual([
+      expect.objectContaining({ LoggingLevel: "ERROR", DataTraceEnabled: false }),
+    ]);
+    template.resourceCountIs("AWS::ApiGateway::Account", 1);
+  });
+
+  it.each(requiredGatewayResponses)("answers $type ($when) with $status $code in the Error shape", (expected) => {
+    const response = only(
+      Object.values(resourcesOf(templateOf(config), "AWS::ApiGateway::GatewayResponse")).filter(
+        (candidate) => candidate.Properties.ResponseType === expected.type,
+      ),
+      expected.type,
+    );
+    const templates = response.Properties.ResponseTemplates as Record<string, string>;
+    const headers = response.Properties.ResponseParameters as Record<string, string>;
+
+    const body = JSON.parse(templates["application/json"] ?? "null") as Record<string, unknown>;
+
+    expect(response.Properties.StatusCode).toBe(String(expected.status));
+    expect(Object.keys(body).sort()).toEqual(["code", "message", "status"]);
+    expect(body).toMatchObject({ code: expected.code, status: expected.status, message: expect.any(String) });
+    expect(headers["gatewayresponse.header.Content-Type"]).toMatch(/^'application\/json/);
+  });
+
+  it("gives every gateway response a body whose status and code match its HTTP status", () => {
+    const responses = Object.values(resourcesOf(templateOf(config), "AWS::ApiGateway::GatewayResponse"));
+
+    expect(responses.length).toBeGreaterThanOrEqual(requiredGatewayResponses.length);
+    for (const response of responses) {
+      const body = JSON.parse(
+        (response.Properties.ResponseTemplates as Record<string, string>)["application/json"] ?? "",
+      );
+      const status = Number(response.Properties.StatusCode);
+
+      expect(body.status, String(response.Properties.ResponseType)).toBe(status);
+      expect(statusOfCode[body.code as ErrorCode], String(response.Properties.ResponseType)).toBe(status);
+      expect(body.message.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("answers unknown routes, at the root and below it, 404 in the Error shape", () => {
+    const template = templateOf(config);
+    const proxy = [...resourcePaths(template)].find(([, path]) => path === "/{proxy+}");
+
+    for (const path of ["/", "/{proxy+}"]) {
+      const method = methodAt(template, path, "ANY");
+      const integration = method.Integration as {
+        Type: string;
+        IntegrationResponses: {
+          StatusCode: string;
+          ResponseTemplates: Record<string, string>;
+          ResponseParameters: Record<string, string>;
+        }[];
+      };
+      const response = only(integration.IntegrationResponses, "integration responses");
+
+      expect(integration.Type).toBe("MOCK");
+      expect(response.StatusCode).toBe("404");
+      expect(JSON.parse(response.ResponseTemplates["application/json"] ?? "")).toMatchObject({
+        code: "not_found",
+        status: 404,
+      });
+      expect(response.ResponseParameters["method.response.header.Content-Type"]).toMatch(/^'application\/json/);
+      expect(method.MethodResponses).toEqual([expect.objectContaining({ StatusCode: "404" })]);
+    }
+    expect(proxy).toBeDefined();
+  });
+
+  it("answers another method on a known path 405 in the Error shape, naming the allowed ones", () => {
+    const template = templateOf(config);
+    const paths = [...new Set(routeList.map((route) => route.path))];
+
+    for (const path of paths) {
+      const allowed = routeList.filter((route) => route.path === path).map((route) => route.method);
+      const integration = methodAt(template, path, "ANY").Integration as {
+        IntegrationResponses: {
+          StatusCode: string;
+          ResponseTemplates: Record<string, string>;
+          ResponseParameters: Record<string, string>;
+        }[];
+      };
+      const response = only(integration.IntegrationResponses, "integration responses");
+
+      expect(response.StatusCode).toBe("405");
+      expect(JSON.parse(response.ResponseTemplates["application/json"] ?? "")).toMatchObject({
+        code: "method_not_allowed",
+        status: 405,
+      });
+      expect(response.ResponseParameters["method.response.header.Allow"]).toBe(`'${allowed.join(", ")}'`);
+      for (const method of allowed) {
+        expect((methodAt(template, path, method).Integration as { Type: string }).Type).toBe("AWS_PROXY");
+      }
+    }
+  });
+});
+
+describe("Production stage", () => {
+  const production = stageConfigs.Production;
+
+  it("retains the table, with deletion protection, and its logs when the stack is destroyed", () => {
+    const template = templateOf(production);
+    const table = only(Object.values(resourcesOf(template, "AWS::DynamoDB::GlobalTable")), "tables");
+    const logGroups = Object.values(resourcesOf(template, "AWS::Logs::LogGroup"));
+
+    expect(table.DeletionPolicy).toBe("Retain");
+    expect(table.UpdateReplacePolicy).toBe("Retain");
+    expect((table.Properties.Replicas as Record<string, unknown>[])[0]?.DeletionProtectionEnabled).toBe(true);
+    expect(logGroups.length).toBeGreaterThan(0);
+    for (const logGroup of logGroups) expect(logGroup.DeletionPolicy).toBe("Retain");
+  });
+});
+
+describe("Staging stage", () => {
+  const staging = stageConfigs.Staging;
+
+  it("can be destroyed: no deletion protection and a table deleted with the stack", () => {
+    const table = only(Object.values(resourcesOf(templateOf(staging), "AWS::DynamoDB::GlobalTable")), "tables");
+
+    expect(table.DeletionPolicy).toBe("Delete");
+    expect((table.Properties.Replicas as Record<string, unknown>[])[0]?.DeletionProtectionEnabled).toBe(false);
+  });
+
+  it("leaves nothing behind on destroy but the account-wide API Gateway logging role", () => {
+    const retained = Object.values(resourcesOf(templateOf(staging)))
+      .filter((resource) => resource.DeletionPolicy === "Retain")
+      .map((resource) => resource.Type)
+      .sort();
+
+    expect(retained).toEqual(["AWS::ApiGateway::Account", "AWS::IAM::Role"]);
+  });
+});
