@@ -7,6 +7,7 @@ import { createApiKeyVerifier } from "./auth/verifier";
 import { loadRuntimeConfig } from "./config";
 import { createDocumentClient } from "./db/client";
 import type { Dependencies } from "./http/types";
+import { DynamoIdempotencyStore } from "./idempotency/dynamoStore";
 import { createTelemetry } from "./observability/telemetry";
 import { DynamoPetRepository } from "./pets/repository";
 
@@ -15,6 +16,7 @@ const client = createDocumentClient({ region: config.region, endpoint: config.dy
 
 export const runtimeDependencies: Dependencies = {
   pets: new DynamoPetRepository(client, config.tableName),
+  idempotency: new DynamoIdempotencyStore(client, config.tableName),
   keys: createApiKeyVerifier(new DynamoApiKeyStore(client, config.tableName), config.stage),
   clock: () => new Date(),
   telemetry: createTelemetry({

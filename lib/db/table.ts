@@ -10,6 +10,10 @@
  * | id counter       | `COUNTER`              | `pet`                       |
  * | idempotency rec. | `IDEMPOTENCY#<keyId>`  | the Idempotency-Key         |
  *
+ * Idempotency records carry `expiresAt` (epoch seconds), the table's TTL attribute. DynamoDB
+ * deletes expired items lazily (often days later) and dynalite never does, so readers treat an
+ * expired record as absent; TTL only keeps the table from growing. No other item has `expiresAt`.
+ *
  * Pets share one partition so that `GET /pets` is a single ordered Query (sk ascending = id
  * ascending). The `byStatus` index (status, id) is sparse: only pet items carry `status` and `id`,
  * so a status-filtered page is a Query too, reading only the items it returns.
@@ -30,6 +34,8 @@ export interface TableDefinition {
     readonly partitionKey: KeyAttribute;
     readonly sortKey: KeyAttribute;
   }[];
+  /** Number attribute (epoch seconds) after which DynamoDB may delete the item. */
+  readonly timeToLiveAttribute: string;
 }
 
 export const petTable = {
@@ -42,9 +48,11 @@ export const petTable = {
       sortKey: { name: "id", type: "N" },
     },
   ],
+  timeToLiveAttribute: "expiresAt",
 } as const satisfies TableDefinition;
 
 export const STATUS_INDEX = petTable.globalSecondaryIndexes[0].indexName;
+export const TTL_ATTRIBUTE = petTable.timeToLiveAttribute;
 
 const ID_DIGITS = 16; // Number.MAX_SAFE_INTEGER has 16 digits.
 

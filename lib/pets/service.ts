@@ -33,9 +33,22 @@ export function petFromRequest(id: number, newPet: NewPet): Pet {
 
 export async function createPet(repository: PetRepository, newPet: NewPet): Promise<Pet> {
   const pet = petFromRequest(await repository.allocateId(), newPet);
-  // A fresh id cannot exist yet; "exists" would mean the counter went backwards.
-  if ((await repository.insert(pet)) === "exists") throw new Error(`Pet id ${pet.id} was allocated twice.`);
+  await insertPet(repository, pet);
   return pet;
+}
+
+/**
+ * Stores `pet` under its reserved id. "Exists" is fine when the stored pet is this one: the SDK
+ * retried a write whose answer was lost, or another request resumed the same idempotent create.
+ */
+export async function insertPet(repository: PetRepository, pet: Pet): Promise<void> {
+  if ((await repository.insert(pet)) === "created") return;
+  const stored = await repository.get(pet.id);
+  if (!stored || !samePet(stored, pet)) throw new Error(`Pet id ${pet.id} already holds another pet.`);
+}
+
+function samePet(a: Pet, b: Pet): boolean {
+  return a.id === b.id && a.name === b.name && a.categoryId === b.categoryId && a.status === b.status;
 }
 
 export async function getPet(repository: PetRepository, id: number): Promise<Pet> {

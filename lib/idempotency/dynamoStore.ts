@@ -1,0 +1,250 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import type { Pet, PetStatus } from "../contract/schemas";
+import { storeCall } from "../db/storeErrors";
+import { itemKeys, TTL_ATTRIBUTE } from "../db/table";
+import type {
+  BeginResult,
+  IdempotencyRecord,
+  IdempotencyScope,
+  IdempotencyStore,
+  NewLock,
+  TakeOverResult,
+} from "./store";
+import { epochSeconds } from "./store";
+
+const IN_PROGRESS = "in_progress";
+const COMPLETED = "completed";
+
+/** Every attribute goes through a name placeholder: `state` and friends must not collide with reserved words. */
+const names = {
+  "#state": "state",
+  "#token": "lockToken",
+  "#until": "lockedUntil",
+  "#petId": "petId",
+  "#expires": TTL_ATTRIBUTE,
+} as const;
+
+function toRecord(item: Record<string, unknown>): IdempotencyRecord {
+  const base = { requestHash: item.requestHash as string, expiresAtSeconds: item[TTL_ATTRIBUTE] as number };
+  if (item.state === COMPLETED) {
+    const pet = item.pet as Record<string, unknown>;
+    return {
+      ...base,
+      state: "completed",
+      pet: {
+        id: pet.id as number,
+        name: pet.name as string,
+        categoryId: pet.categoryId as number,
+        status: pet.status as PetStatus,
+      },
+    };
+  }
+  return {
+    ...base,
+    state: "in_progress",
+    lockToken: item.lockToken as string,
+    lockedUntilMs: item.lockedUntil as number,
+    petId: item.petId as number | undefined,
+  };
+}
+
+function isConditionFailure(error: unknown): boolean {
+  return error instanceof ConditionalCheckFailedException;
+}
+
+/**
+ * The idempotency records in the pets table. A conditional write that fails is followed by a
+ * strongly consistent read where the answer matters: the SDK retries a write whose answer was
+ * lost, and the retry then fails its own condition although the first attempt succeeded.
+ */
+export class DynamoIdempotencyStore implements IdempotencyStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async begin(
+    scope: IdempotencyScope,
+    record: { requestHash: string; expiresAtSeconds: number } & NewLock,
+    now: Date,
+  ): Promise<BeginResult> {
+    try {
+      await storeCall(() =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: {
+              ...this.key(scope),
+              state: IN_PROGRESS,
+              requestHash: record.requestHash,
+              lockToken: record.lockToken,
+              lockedUntil: record.lockedUntilMs,
+              [TTL_ATTRIBUTE]: record.expiresAtSeconds,
+            },
+            // An expired record is as good as absent: TTL deletion lags, and never happens locally.
+            ConditionExpression: "attribute_not_exists(pk) OR #expires <= :now",
+            ExpressionAttributeNames: { "#expires": names["#expires"] },
+            ExpressionAttributeValues: { ":now": epochSeconds(now) },
+          }),
+        ),
+      );
+      return { acquired: true };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return { acquired: false, current: await this.read(scope) };
+    }
+  }
+
+  async takeOver(scope: IdempotencyScope, previousToken: string, lock: NewLock, now: Date): Promise<TakeOverResult> {
+    try {
+      const result = await storeCall(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key(scope),
+            UpdateExpression: "SET #token = :token, #until = :until",
+            ConditionExpression: "#state = :inProgress AND #token = :previous AND #until <= :nowMs AND #expires > :now",
+            ExpressionAttributeNames: {
+              "#state": names["#state"],
+              "#token": names["#token"],
+              "#until": names["#until"],
+              "#expires": names["#expires"],
+            },
+            ExpressionAttributeValues: {
+              ":token": lock.lockToken,
+              ":until": lock.lockedUntilMs,
+              ":inProgress": IN_PROGRESS,
+              ":previous": previousToken,
+              ":nowMs": now.getTime(),
+              ":now": epochSeconds(now),
+            },
+            // The reserved id as of the takeover itself: one read earlier may predate its reservation.
+            ReturnValues: "ALL_NEW",
+          }),
+        ),
+      );
+      return { acquired: true, petId: result.Attributes?.petId as number | undefined };
+    } catch (error) {
+      if (isConditionFailure(error)) return { acquired: false };
+      throw error;
+    }
+  }
+
+  async reservePetId(scope: IdempotencyScope, lockToken: string, petId: number): Promise<boolean> {
+    try {
+      await storeCall(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key(scope),
+            UpdateExpression: "SET #petId = :petId",
+            ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
+            ExpressionAttributeNames: {
+              "#state": names["#state"],
+              "#token": names["#token"],
+              "#petId": names["#petId"],
+            },
+            ExpressionAttributeValues: { ":petId": petId, ":inProgress": IN_PROGRESS, ":token": lockToken },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const current = await this.read(scope);
+      return current?.state === "in_progress" && current.lockToken === lockToken && current.petId === petId;
+    }
+  }
+
+  async complete(scope: IdempotencyScope, lockToken: string, pet: Pet, expiresAtSeconds: number): Promise<boolean> {
+    try {
+      await storeCall(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key(scope),
+            UpdateExpression: "SET #state = :completed, pet = :pet, #expires = :expires REMOVE #token, #until",
+            ConditionExpression: "#state = :inProgress AND #token = :token",
+            ExpressionAttributeNames: {
+              "#state": names["#state"],
+              "#token": names["#token"],
+              "#until": names["#until"],
+              "#expires": names["#expires"],
+            },
+            ExpressionAttributeValues: {
+              ":completed": COMPLETED,
+              ":pet": { ...pet },
+              ":expires": expiresAtSeconds,
+              ":inProgress": IN_PROGRESS,
+              ":token": lockToken,
+            },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const current = await this.read(scope);
+      return current?.state === "completed" && current.pet.id === pet.id;
+    }
+  }
+
+  async releaseLock(scope: IdempotencyScope, lockToken: string): Promise<void> {
+    await this.ignoringLostLock(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(scope),
+          UpdateExpression: "SET #until = :released",
+          ConditionExpression: "#state = :inProgress AND #token = :token",
+          ExpressionAttributeNames: { "#state": names["#state"], "#token": names["#token"], "#until": names["#until"] },
+          ExpressionAttributeValues: { ":released": 0, ":inProgress": IN_PROGRESS, ":token": lockToken },
+        }),
+      ),
+    );
+  }
+
+  async forget(scope: IdempotencyScope, lockToken: string): Promise<boolean> {
+    return this.ignoringLostLock(() =>
+      this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: this.key(scope),
+          ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
+          ExpressionAttributeNames: { "#state": names["#state"], "#token": names["#token"], "#petId": names["#petId"] },
+          ExpressionAttributeValues: { ":inProgress": IN_PROGRESS, ":token": lockToken },
+        }),
+      ),
+    );
+  }
+
+  /** Runs a write conditional on our lock; false when the condition failed. */
+  private async ignoringLostLock(write: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await storeCall(write);
+      return true;
+    } catch (error) {
+      // Someone else holds the record now (or it is gone): it is not ours to change.
+      if (!isConditionFailure(error)) throw error;
+      return false;
+    }
+  }
+
+  private async read(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
+    const result = await storeCall(() =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: this.key(scope), ConsistentRead: true })),
+    );
+    return result.Item ? toRecord(result.Item) : undefined;
+  }
+
+  private key(scope: IdempotencyScope) {
+    return itemKeys.idempotency(scope.apiKeyId, scope.key);
+  }
+}
