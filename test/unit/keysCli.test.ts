@@ -1,0 +1,222 @@
+/** The keys command's arguments and how it finds a deployed stage's table (AWS clients mocked). */
+import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
+import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { mockClient } from "aws-sdk-client-mock";
+import { afterEach, describe, expect, it } from "vitest";
+import { explainFailure, findStageTable, parseKeysArguments, runKeys, UsageError } from "../../infra/cli/keys";
+import { deployedStages, STACK_OUTPUTS } from "../../infra/deployment";
+import { LOCAL_TABLE_NAME } from "../../infra/local/settings";
+import { apiKeyPrefix, hashApiKey } from "../../lib/auth/apiKeys";
+import { itemKeys } from "../../lib/db/table";
+
+const cloudFormation = mockClient(CloudFormationClient);
+const dynamo = mockClient(DynamoDBDocumentClient);
+
+afterEach(() => {
+  cloudFormation.reset();
+  dynamo.reset();
+});
+
+function stackWithTable(tableName: string) {
+  return {
+    Stacks: [
+      {
+        StackName: "any",
+        StackStatus: "CREATE_COMPLETE" as const,
+        CreationTime: new Date(0),
+        Outputs: [
+          { OutputKey: STACK_OUTPUTS.baseUrl, OutputValue: "https://example.execute-api.eu-west-1.amazonaws.com/v1" },
+          { OutputKey: STACK_OUTPUTS.tableName, OutputValue: tableName },
+        ],
+      },
+    ],
+  };
+}
+
+describe("keys command arguments", () => {
+  it("targets the local DynamoDB by default, with the local table and endpoint settings", () => {
+    const parsed = parseKeysArguments(["create", "--name", "ci"], {
+      DYNAMODB_ENDPOINT: "http://127.0.0.1:9999",
+      PETS_TABLE_NAME: "from-env",
+    });
+
+    expect(parsed).toEqual({
+      command: "create",
+      name: "ci",
+      quiet: false,
+      target: { kind: "local", stage: "local", tableName: "from-env", endpoint: "http://127.0.0.1:9999" },
+    });
+  });
+
+  it("uses the local table name when nothing else names one", () => {
+    const parsed = parseKeysArguments(["list"], {});
+
+    expect(parsed).toEqual({ command: "list", target: { kind: "local", stage: "local", tableName: LOCAL_TABLE_NAME } });
+  });
+
+  it("targets the staging stack for --stage staging, ignoring local settings from the environment", () => {
+    const parsed = parseKeysArguments(["create", "--stage", "staging", "--name", "tester"], {
+      PETS_TABLE_NAME: "petstore-local",
+      DYNAMODB_ENDPOINT: "http://127.0.0.1:8000",
+    });
+
+    expect(parsed).toEqual({
+      command: "create",
+      name: "tester",
+      quiet: false,
+      target: { kind: "deployed", stage: "staging", stackName: deployedStages.staging.stackName },
+    });
+  });
+
+  it.each(["prod", "production", "Production"])(
+    "targets the production stack and prod keys for --stage %s",
+    (stage) => {
+      const parsed = parseKeysArguments(["list", "--stage", stage], {});
+
+      expect(parsed).toEqual({
+        command: "list",
+        target: { kind: "deployed", stage: "prod", stackName: deployedStages.prod.stackName },
+      });
+      expect(deployedStages.prod.stackName).toBe("Production-PetStore");
+    },
+  );
+
+  it("takes the table and region of a deployed stage from --table and --region", () => {
+    const parsed = parseKeysArguments(
+      ["revoke", "key_abc", "--stage", "staging", "--table", "my-table", "--region", "eu-west-1"],
+      {},
+    );
+
+    expect(parsed).toEqual({
+      command: "revoke",
+      keyId: "key_abc",
+      target: {
+        kind: "deployed",
+        stage: "staging",
+        stackName: deployedStages.staging.stackName,
+        tableName: "my-table",
+        region: "eu-west-1",
+      },
+    });
+  });
+
+  it.each([
+    [["create", "--stage", "qa", "--name", "x"], "--stage must be local, staging or prod"],
+    [["create", "--stage", "staging", "--endpoint", "http://x", "--name", "x"], "--endpoint is for the local DynamoDB"],
+    [["list", "--region", "eu-west-1"], "--region is for a deployed stage"],
+    [["create", "--stage", "prod"], "create needs --name NAME"],
+    [["revoke", "--stage", "prod"], "revoke needs the key id"],
+    [["rotate"], 'Unknown command "rotate"'],
+  ])("refuses %j with a usage message", (argv, message) => {
+    const parse = () => parseKeysArguments(argv, {});
+
+    expect(parse).toThrow(UsageError);
+    expect(parse).toThrow(message);
+  });
+
+  it("shows the usage without a command", () => {
+    expect(parseKeysArguments([], {})).toEqual({ command: "help" });
+  });
+});
+
+describe("finding a deployed stage's table", () => {
+  it("reads the table name from the stage stack's outputs", async () => {
+    cloudFormation
+      .on(DescribeStacksCommand, { StackName: deployedStages.staging.stackName })
+      .resolves(stackWithTable("Staging-PetStore-Table-ABC123"));
+
+    const tableName = await findStageTable(new CloudFormationClient({ region: "eu-west-1" }), "Staging-PetStore");
+
+    expect(tableName).toBe("Staging-PetStore-Table-ABC123");
+  });
+
+  it("says the stage is not deployed in that region when the stack does not exist", async () => {
+    const missing = Object.assign(new Error("Stack with id Staging-PetStore does not exist"), {
+      name: "ValidationError",
+    });
+    cloudFormation.on(DescribeStacksCommand).rejects(missing);
+
+    const lookup = findStageTable(new CloudFormationClient({ region: "eu-west-1" }), "Staging-PetStore");
+
+    await expect(lookup).rejects.toThrow(UsageError);
+    await expect(lookup).rejects.toThrow("No stack Staging-PetStore in eu-west-1");
+  });
+
+  it("asks for --table when the stack has no table output", async () => {
+    cloudFormation.on(DescribeStacksCommand).resolves({
+      Stacks: stackWithTable("x").Stacks.map((stack) => ({ ...stack, Outputs: [] })),
+    });
+
+    const lookup = findStageTable(new CloudFormationClient({ region: "eu-west-1" }), "Staging-PetStore");
+
+    await expect(lookup).rejects.toThrow("pass --table NAME");
+  });
+
+  it("passes on other AWS errors unchanged", async () => {
+    const denied = Object.assign(new Error("User is not authorized to perform cloudformation:DescribeStacks"), {
+      name: "AccessDenied",
+    });
+    cloudFormation.on(DescribeStacksCommand).rejects(denied);
+
+    const lookup = findStageTable(new CloudFormationClient({ region: "eu-west-1" }), "Staging-PetStore");
+
+    await expect(lookup).rejects.toBe(denied);
+  });
+});
+
+describe("creating a key for a deployed stage", () => {
+  it.each([
+    ["staging", "staging"],
+    ["prod", "prod"],
+  ] as const)("stores the hash of a %s key in the table its stack names", async (flag, stage) => {
+    const tableName = `${stage}-table-from-outputs`;
+    cloudFormation
+      .on(DescribeStacksCommand, { StackName: deployedStages[stage].stackName })
+      .resolves(stackWithTable(tableName));
+    dynamo.on(PutCommand).resolves({});
+    const printed: string[] = [];
+
+    await runKeys(["create", "--stage", flag, "--name", "staging tester", "--quiet", "--region", "eu-west-1"], (line) =>
+      printed.push(line),
+    );
+
+    const [key] = printed;
+    const puts = dynamo.commandCalls(PutCommand);
+    expect(key?.startsWith(apiKeyPrefix(stage))).toBe(true);
+    expect(puts).toHaveLength(1);
+    expect(puts[0]?.args[0].input).toMatchObject({
+      TableName: tableName,
+      Item: { ...itemKeys.apiKey(hashApiKey(key ?? "")), name: "staging tester" },
+    });
+    expect(JSON.stringify(puts[0]?.args[0].input)).not.toContain(key);
+  });
+
+  it("uses --table without looking at CloudFormation", async () => {
+    dynamo.on(PutCommand).resolves({});
+
+    await runKeys(
+      ["create", "--stage", "staging", "--name", "x", "--table", "named-table", "--region", "eu-west-1"],
+      () => undefined,
+    );
+
+    expect(cloudFormation.commandCalls(DescribeStacksCommand)).toHaveLength(0);
+    expect(dynamo.commandCalls(PutCommand)[0]?.args[0].input.TableName).toBe("named-table");
+  });
+});
+
+describe("failures a person can fix", () => {
+  it.each([
+    [
+      Object.assign(new Error("Could not load credentials from any providers"), { name: "CredentialsProviderError" }),
+      "No AWS credentials found",
+    ],
+    [new Error("Region is missing"), "pass --region or set AWS_REGION"],
+    [new UsageError("create needs --name NAME"), "create needs --name NAME"],
+  ])("explains %s in one line", (error, explanation) => {
+    expect(explainFailure(error)).toContain(explanation);
+  });
+
+  it("leaves unexpected errors to be shown in full", () => {
+    expect(explainFailure(new Error("socket hang up"))).toBeUndefined();
+  });
+});
