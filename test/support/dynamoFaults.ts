@@ -34,8 +34,8 @@ type CommandMatcher = (command: string, callIndex: number) => boolean;
 export interface DynamoFaults {
   /** Commands sent (one per `send`, however many attempts the SDK made), in order. */
   readonly calls: string[];
-  /** Attempts that reached the fault layer below the SDK's retries, by command. */
-  readonly attempts: string[];
+  /** Attempts the SDK made (below its retries), each with the index of its call in `calls`. */
+  readonly attempts: { readonly command: string; readonly call: number }[];
   /** Writes that reached the table. */
   writesApplied(): number;
   /** The process dies right after its `count`-th write reached the table: that call and all later ones fail. */
@@ -50,7 +50,7 @@ export const isWrite = (command: string) => WRITE.test(command);
 
 export function injectFaults(client: DynamoDBDocumentClient): DynamoFaults {
   const calls: string[] = [];
-  const attempts: string[] = [];
+  const attempts: { command: string; call: number }[] = [];
   let writes = 0;
   let crashAt = Number.POSITIVE_INFINITY;
   let crashed = false;
@@ -82,8 +82,8 @@ export function injectFaults(client: DynamoDBDocumentClient): DynamoFaults {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const command = String(context.commandName);
-      attempts.push(command);
       const index = (context as { faultCallIndex?: number }).faultCallIndex ?? -1;
+      attempts.push({ command, call: index });
       if (attemptFault?.matches(command, index)) throw attemptFault.error();
       return next(args);
     },
