@@ -1,7 +1,7 @@
 /**
  * `npm start`: the whole API on this machine. Starts the embedded DynamoDB (dynalite, persisted
  * under .data/ unless --in-memory), creates the table, makes sure an API key exists, serves
- * http://127.0.0.1:3000/v1 and prints how to call it.
+ * http://127.0.0.1:3000/v1 (and the reference at /docs) and prints how to call it.
  *
  * Environment: PORT (3000), DYNAMODB_PORT (8000), DYNAMODB_ENDPOINT (use that DynamoDB instead of
  * the embedded one), PETSTORE_API_KEY (pin the local key), PETS_TABLE_NAME (petstore-local).
@@ -11,6 +11,8 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { apiKeyPrefix, hasApiKeyShape, hashApiKey, issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
+import { API_BASE_PATH } from "../../lib/routes";
+import { DOCS_PATH, OPENAPI_PATH } from "../docs/localDocs";
 import { type EmbeddedDynamo, ensureTable, startEmbeddedDynamo } from "./dynamo";
 import { type LocalApi, startLocalApi } from "./server";
 import {
@@ -133,6 +135,7 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  const origin = api.baseUrl.slice(0, -API_BASE_PATH.length);
   const storage = embedded
     ? values["in-memory"]
       ? "embedded dynalite, in memory"
@@ -141,6 +144,7 @@ async function main(): Promise<void> {
   console.log(
     [
       `Pet Store API on ${api.baseUrl}`,
+      `Reference: ${origin}${DOCS_PATH} (OpenAPI document: ${origin}${OPENAPI_PATH})`,
       `DynamoDB: ${storage} (table ${tableName})`,
       `API key${pinned ? " (from PETSTORE_API_KEY)" : " (new for this run; pin one with PETSTORE_API_KEY)"}: ${key}`,
       "",

@@ -2,7 +2,8 @@
  * The local stand-in for API Gateway: routes requests with the shared route table, turns each
  * into a REST proxy event and invokes the same `handler` exports the Lambda functions run.
  * Answers it gives itself (unknown route, wrong method, oversized body) have the Error shape,
- * as the deployed stage's gateway responses do.
+ * as the deployed stage's gateway responses do. Outside /v1 it also serves the OpenAPI document
+ * (/openapi.json) and its rendered reference (/docs).
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -13,6 +14,7 @@ import type { ProxyHandler } from "../../lib/http/apiHandler";
 import { errorResult } from "../../lib/http/middleware/errorResponse";
 import { COMMON_HEADERS } from "../../lib/http/middleware/responseEnvelope";
 import { API_BASE_PATH, type RouteDefinition, routeList } from "../../lib/routes";
+import { localDocs } from "../docs/localDocs";
 import { listen } from "./listen";
 import { toProxyEvent } from "./proxyEvent";
 
@@ -132,9 +134,15 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
   const loadHandler = options.loadHandler ?? importHandler;
   const handlers = new Map<RouteDefinition, ProxyHandler>();
   for (const route of routeList) handlers.set(route, await loadHandler(route));
+  const docs = localDocs();
 
   async function answer(request: IncomingMessage): Promise<APIGatewayProxyResult> {
     const url = new URL(request.url ?? "/", "http://localhost");
+    // Local only: the deployed stages serve the API alone; the document is published by `npm run docs`.
+    if (request.method === "GET" || request.method === "HEAD") {
+      const page = await docs.answer(url.pathname);
+      if (page) return page;
+    }
     if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) {
       return gatewayAnswer(404, "not_found", `No route matches ${url.pathname}; the API is under ${API_BASE_PATH}.`);
     }

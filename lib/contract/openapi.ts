@@ -1,0 +1,540 @@
+/**
+ * Builds the OpenAPI 3.1 document of the API from the schemas in ./schemas.ts and the route table
+ * (../routes.ts), so the document cannot drift from what the handlers validate and serve.
+ *
+ * Only tooling imports this (the local server, `npm run docs`, the contract tests): the Lambda
+ * handlers never do, so it costs nothing at cold start.
+ */
+import { UNAUTHORIZED_CHALLENGE } from "../http/middleware/errorResponse";
+import { COMMON_HEADERS } from "../http/middleware/responseEnvelope";
+import { API_BASE_PATH, type RouteDefinition, routes } from "../routes";
+import {
+  cursorSchema,
+  DEFAULT_PET_STATUS,
+  type ErrorCode,
+  errorSchema,
+  idempotencyKeySchema,
+  listLimitSchema,
+  MAX_BODY_BYTES,
+  newPetSchema,
+  petIdParamSchema,
+  petSchema,
+  petStatusSchema,
+} from "./schemas";
+
+export const OPENAPI_VERSION = "3.1.1";
+export const API_VERSION = "1.0.0";
+export const API_TAG = "animals";
+
+type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
+export type JsonObject = { readonly [key: string]: Json };
+
+/** The parts of the document the project's tools read; everything else is plain JSON. */
+export interface OpenApiDocument extends JsonObject {
+  readonly openapi: string;
+  readonly info: JsonObject;
+  readonly servers: readonly { readonly url: string; readonly description: string }[];
+  readonly paths: { readonly [path: string]: { readonly [method: string]: JsonObject } };
+  readonly components: {
+    readonly schemas: { readonly [name: string]: JsonObject };
+    readonly headers: { readonly [name: string]: JsonObject };
+    readonly securitySchemes: { readonly [name: string]: JsonObject };
+  };
+}
+
+/** The one code each status answers with (README "Errors"). */
+export const errorCodeByStatus = {
+  400: "invalid_request",
+  401: "unauthorized",
+  404: "not_found",
+  405: "method_not_allowed",
+  409: "idempotency_key_in_progress",
+  410: "gone",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+  422: "idempotency_key_reused",
+  429: "too_many_requests",
+  500: "internal_error",
+  503: "service_unavailable",
+} as const satisfies Record<number, ErrorCode>;
+export type ErrorStatus = keyof typeof errorCodeByStatus;
+
+const SECURITY_SCHEME = "bearerAuth";
+
+const schemaRef = (name: string) => `#/components/schemas/${name}`;
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** A JSON Schema as schemas.ts writes it (readonly `as const` objects). */
+type SchemaObject = { readonly [key: string]: unknown };
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Replaces each property schema that contains a whole named component (e.g. PetStatus, possibly
+ * with a `default` added) by a `$ref` to it plus the extra keywords, so the document names the
+ * shared type instead of repeating it.
+ */
+function referencing(schema: SchemaObject, components: Readonly<Record<string, SchemaObject>>): JsonObject {
+  const properties = schema.properties as Readonly<Record<string, SchemaObject>> | undefined;
+  if (!properties) return schema as JsonObject;
+  const referenced: Record<string, Json> = {};
+  for (const [field, property] of Object.entries(properties)) {
+    const match = Object.entries(components).find(
+      ([, component]) =>
+        component !== schema &&
+        Object.entries(component).every(([keyword, value]) => sameJson(property[keyword], value)),
+    );
+    if (!match) {
+      referenced[field] = property as JsonObject;
+      continue;
+    }
+    const [name, component] = match;
+    const extra = Object.fromEntries(Object.entries(property).filter(([keyword]) => !(keyword in component)));
+    referenced[field] = { $ref: schemaRef(name), ...(extra as JsonObject) };
+  }
+  return { ...(schema as JsonObject), properties: referenced };
+}
+
+function componentSchemas(): Record<string, JsonObject> {
+  const named: Record<string, SchemaObject> = {
+    PetStatus: petStatusSchema,
+    NewPet: newPetSchema,
+    Pet: petSchema,
+    Error: errorSchema,
+  };
+  const schemas: Record<string, JsonObject> = {};
+  for (const [name, schema] of Object.entries(named)) schemas[name] = referencing(schema, named);
+  schemas.Pets = {
+    type: "array",
+    description: `A page of animals in ascending \`id\` order (oldest first), at most ${listLimitSchema.maximum} long.`,
+    items: { $ref: schemaRef("Pet") },
+    maxItems: listLimitSchema.maximum,
+  };
+  return schemas;
+}
+
+/** A header whose value never varies. */
+function constant(value: string): JsonObject {
+  return { type: "string", const: value };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function componentHeaders(): Record<string, JsonObject> {
+  return {
+    "X-Request-Id": {
+      description: "Identifies this request in the service's logs; quote it when reporting a problem.",
+      required: true,
+      schema: { type: "string", minLength: 1 },
+    },
+    "Cache-Control": {
+      description: "Answers are never cached.",
+      required: true,
+      schema: constant(COMMON_HEADERS["Cache-Control"]),
+    },
+    "X-Content-Type-Options": {
+      description: "Browsers must not guess another media type.",
+      required: true,
+      schema: constant(COMMON_HEADERS["X-Content-Type-Options"]),
+    },
+    "Retry-After": {
+      description: "Seconds to wait before retrying (RFC 9110 delay-seconds).",
+      required: true,
+      schema: { type: "string", pattern: "^[0-9]+$" },
+    },
+    "WWW-Authenticate": {
+      description:
+        'The bearer challenge (RFC 6750): `error="invalid_token"` is added when a token was sent but is not a valid key.',
+      required: true,
+      schema: {
+        type: "string",
+        pattern: `^${escapeRegExp(UNAUTHORIZED_CHALLENGE)}(${escapeRegExp(', error="invalid_token"')})?$`,
+      },
+    },
+  };
+}
+
+const commonHeaders = {
+  "X-Request-Id": headerRef("X-Request-Id"),
+  "Cache-Control": headerRef("Cache-Control"),
+  "X-Content-Type-Options": headerRef("X-Content-Type-Options"),
+};
+
+type Deprecation = NonNullable<RouteDefinition["deprecation"]>;
+
+function epochSeconds(date: Date): number {
+  return Math.floor(date.getTime() / 1000);
+}
+
+function deprecationResponseHeaders(deprecation: Deprecation, required: boolean): Record<string, JsonObject> {
+  return {
+    Deprecation: {
+      description: `This operation is deprecated since ${deprecation.deprecatedAt.toISOString().slice(0, 10)} (RFC 9745: \`@\` and seconds since the epoch).`,
+      required,
+      schema: constant(`@${epochSeconds(deprecation.deprecatedAt)}`),
+    },
+    Sunset: {
+      description: "When this operation stops working and starts answering 410 (RFC 8594).",
+      required,
+      schema: constant(deprecation.sunsetAt.toUTCString()),
+    },
+    Link: {
+      description: "The operation to use instead (RFC 8288).",
+      required,
+      schema: constant(`<${deprecation.successor}>; rel="successor-version"`),
+    },
+  };
+}
+
+const errorDescriptions: Record<ErrorStatus, string> = {
+  400: "The request is malformed or a parameter or field is not valid; `message` starts with its name (`limit: …`).",
+  401: "The API key is missing, malformed, unknown or revoked. Checked before anything else.",
+  404: "Not found.",
+  405: "Not answered by this operation: the path exists, but not with the method used.",
+  409: "A request with the same `Idempotency-Key` is still in flight; retry after `Retry-After` seconds.",
+  410: "The operation was removed at its sunset.",
+  413: `The request body is larger than ${MAX_BODY_BYTES} bytes.`,
+  415: "The request body is not declared as JSON (`Content-Type: application/json`, charset UTF-8 if given).",
+  422: "The `Idempotency-Key` was already used with a different request body.",
+  429: "Too many requests (the stage's throttling); retry after `Retry-After` seconds.",
+  500: "An unexpected error. The message reveals nothing internal; quote `X-Request-Id` when reporting it.",
+  503: "The data store is throttled, unreachable or slow; safe to retry after `Retry-After` seconds.",
+};
+
+interface ErrorResponseOptions {
+  readonly description?: string;
+  readonly headers?: Record<string, JsonObject>;
+}
+
+/** The Error body narrowed to the one code and status this answer carries. */
+function errorResponse(status: ErrorStatus, options: ErrorResponseOptions = {}): JsonObject {
+  const needsRetryAfter = status === 409 || status === 429 || status === 503;
+  return {
+    description: options.description ?? errorDescriptions[status],
+    headers: {
+      ...commonHeaders,
+      ...(needsRetryAfter ? { "Retry-After": headerRef("Retry-After") } : {}),
+      ...(status === 401 ? { "WWW-Authenticate": headerRef("WWW-Authenticate") } : {}),
+      ...options.headers,
+    },
+    content: {
+      "application/json": {
+        schema: {
+          allOf: [
+            { $ref: schemaRef("Error") },
+            {
+              type: "object",
+              properties: { code: { const: errorCodeByStatus[status] }, status: { const: status } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+function methodNotAllowed(path: string, methods: readonly string[]): JsonObject {
+  const allow = methods.join(", ");
+  return errorResponse(405, {
+    description: `Not answered by this operation: \`${path}\` with any other method than ${allow} gets this 405 from the gateway.`,
+    headers: {
+      Allow: { description: "The methods this path has.", required: true, schema: constant(allow) },
+    },
+  });
+}
+
+function operationResponses(
+  route: RouteDefinition,
+  success: Record<string, JsonObject>,
+  errors: readonly ErrorStatus[],
+  allowedMethods: readonly string[],
+): Record<string, JsonObject> {
+  const responses: Record<string, JsonObject> = { ...success };
+  for (const status of errors) {
+    if (status === 405) {
+      responses[status] = methodNotAllowed(route.path, allowedMethods);
+      continue;
+    }
+    // The handler adds the deprecation headers to every answer it gives; the gateway's own 429/5xx lack them.
+    const fromHandlerOnly = status !== 429 && status < 500;
+    const headers = route.deprecation ? deprecationResponseHeaders(route.deprecation, fromHandlerOnly) : {};
+    responses[status] = errorResponse(status, {
+      headers,
+      ...(status === 404 && route.operationId === "getPet" ? { description: "No animal has this id." } : {}),
+    });
+  }
+  return responses;
+}
+
+const successHeaders = (extra: Record<string, JsonObject> = {}) => ({ ...commonHeaders, ...extra });
+
+function jsonContent(schemaName: string): JsonObject {
+  return { "application/json": { schema: { $ref: schemaRef(schemaName) } } };
+}
+
+function listPetsOperation(allowedMethods: readonly string[]): JsonObject {
+  const route = routes.listPets;
+  return {
+    operationId: route.operationId,
+    tags: [API_TAG],
+    summary: route.summary,
+    description: [
+      "Returns a page of animals in ascending `id` order (oldest first): exactly",
+      "`min(limit, matches not yet returned)` of them, never a short page while more match.",
+      "",
+      `**Pagination.** While more animals match, the answer carries \`Link: <${API_BASE_PATH}${route.path}?limit=…&status=…&cursor=…>; rel="next"\``,
+      "(RFC 8288); follow it to get the next page, with the same `limit` and `status`. The last page has",
+      "no such link. Following the links visits every animal once. The `cursor` is opaque and",
+      "tamper-evident, and bound to the `status` filter it was issued for; `limit` may change between",
+      "pages. There is no total count.",
+      "",
+      "**Parameters.** Anything other than the values described, or a parameter given twice, is a 400",
+      "naming it. Unknown query parameters are ignored.",
+      "",
+      "**Consistency.** An unfiltered list is strongly consistent (an animal is listed as soon as its 201",
+      "is sent); a `status`-filtered list is eventually consistent, normally within a second.",
+    ].join("\n"),
+    security: [{ [SECURITY_SCHEME]: [] }],
+    parameters: [
+      {
+        name: "limit",
+        in: "query",
+        required: false,
+        description: listLimitSchema.description,
+        schema: listLimitSchema,
+      },
+      {
+        name: "status",
+        in: "query",
+        required: false,
+        description: "Return only animals with this status. Default: no filtering.",
+        schema: { $ref: schemaRef("PetStatus") },
+      },
+      { name: "cursor", in: "query", required: false, description: cursorSchema.description, schema: cursorSchema },
+    ],
+    responses: operationResponses(
+      route,
+      {
+        200: {
+          description: "A page of animals.",
+          headers: successHeaders({
+            Link: {
+              description: 'The next page (RFC 8288 `rel="next"`), present while more animals match.',
+              required: false,
+              schema: {
+                type: "string",
+                pattern: `^<${escapeRegExp(`${API_BASE_PATH}${route.path}?`)}[^>]*cursor=[^>]+>; rel="next"$`,
+              },
+            },
+          }),
+          content: jsonContent("Pets"),
+        },
+      },
+      [400, 401, 405, 429, 500, 503],
+      allowedMethods,
+    ),
+  };
+}
+
+function createPetOperation(allowedMethods: readonly string[]): JsonObject {
+  const route = routes.createPet;
+  return {
+    operationId: route.operationId,
+    tags: [API_TAG],
+    summary: route.summary,
+    description: [
+      `Adds an animal and answers it with its \`id\` and \`Location: ${API_BASE_PATH}${routes.getPet.path.replace("{petId}", "{id}")}\`.`,
+      `\`status\` defaults to \`${DEFAULT_PET_STATUS}\`. Any field not in NewPet, \`id\` included, is a 400 naming it.`,
+      `The body is a JSON object of at most ${MAX_BODY_BYTES} bytes.`,
+      "",
+      "Ids are integers from 1 to 2^53−1 (exact in every JSON client), assigned in creation order and",
+      "never reused; gaps are possible.",
+      "",
+      "**Retrying safely.** Send an `Idempotency-Key`: a retry with the same key and the same body",
+      "answers the original 201 and creates nothing; the same key with another body is a 422; a",
+      "retry while the first request is still in flight is a 409. Failed creates are not remembered.",
+    ].join("\n"),
+    security: [{ [SECURITY_SCHEME]: [] }],
+    parameters: [
+      {
+        name: "Idempotency-Key",
+        in: "header",
+        required: false,
+        description: `${idempotencyKeySchema.description} The same key with the same body replays the original answer.`,
+        schema: idempotencyKeySchema,
+      },
+    ],
+    requestBody: {
+      required: true,
+      description: `The animal to add: a JSON object of at most ${MAX_BODY_BYTES} bytes.`,
+      content: jsonContent("NewPet"),
+    },
+    responses: operationResponses(
+      route,
+      {
+        201: {
+          description: "The animal was added (or an earlier create with the same `Idempotency-Key` is replayed).",
+          headers: successHeaders({
+            Location: {
+              description: "Where the new animal is.",
+              required: true,
+              schema: {
+                type: "string",
+                pattern: `^${escapeRegExp(`${API_BASE_PATH}${routes.getPet.path.replace("{petId}", "")}`)}[1-9][0-9]*$`,
+              },
+            },
+          }),
+          content: jsonContent("Pet"),
+        },
+      },
+      [400, 401, 405, 409, 413, 415, 422, 429, 500, 503],
+      allowedMethods,
+    ),
+  };
+}
+
+function getPetOperation(allowedMethods: readonly string[]): JsonObject {
+  const route = routes.getPet;
+  const { deprecation } = route;
+  const sunset = deprecation.sunsetAt.toISOString().slice(0, 10);
+  return {
+    operationId: route.operationId,
+    tags: [API_TAG],
+    summary: route.summary,
+    description: [
+      `**Deprecated**: removed on ${sunset}; use \`GET ${deprecation.successor}\` with the \`status\` filter instead.`,
+      "Every answer of this operation carries `Deprecation`, `Sunset` and",
+      `\`Link: <${deprecation.successor}>; rel="successor-version"\`; from the sunset on it answers 410 \`gone\`.`,
+    ].join("\n"),
+    deprecated: true,
+    security: [{ [SECURITY_SCHEME]: [] }],
+    parameters: [
+      {
+        name: "petId",
+        in: "path",
+        required: true,
+        description: petIdParamSchema.description,
+        schema: petIdParamSchema,
+      },
+    ],
+    responses: operationResponses(
+      route,
+      {
+        200: {
+          description: "The animal.",
+          headers: successHeaders(deprecationResponseHeaders(deprecation, true)),
+          content: jsonContent("Pet"),
+        },
+      },
+      [400, 401, 404, 405, 410, 429, 500, 503],
+      allowedMethods,
+    ),
+  };
+}
+
+const operationBuilders: Record<keyof typeof routes, (allowedMethods: readonly string[]) => JsonObject> = {
+  listPets: listPetsOperation,
+  createPet: createPetOperation,
+  getPet: getPetOperation,
+};
+
+function buildPaths(): Record<string, Record<string, JsonObject>> {
+  const methodsByPath = new Map<string, string[]>();
+  for (const route of Object.values(routes)) {
+    methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
+  }
+  const paths: Record<string, Record<string, JsonObject>> = {};
+  for (const [operationId, build] of Object.entries(operationBuilders)) {
+    const route: RouteDefinition = routes[operationId as keyof typeof routes];
+    const item = paths[route.path] ?? {};
+    item[route.method.toLowerCase()] = build(methodsByPath.get(route.path) ?? []);
+    paths[route.path] = item;
+  }
+  return paths;
+}
+
+const errorCodeTable = Object.entries(errorCodeByStatus)
+  .map(([status, code]) => `| ${status} | \`${code}\` |`)
+  .join("\n");
+
+function infoDescription(): string {
+  return [
+    "An HTTP and JSON interface to a store of animals: list them, add one, and fetch one by id (deprecated).",
+    "",
+    `Production and staging are isolated (own data, own keys). Each serves the API under \`${API_BASE_PATH}\`;`,
+    "its base URL is the `BaseUrl` output of its CloudFormation stack. `npm start` serves it locally.",
+    "",
+    "## Authentication",
+    "Every operation needs `Authorization: Bearer <API key>` (scheme case-insensitive). Authentication is",
+    "checked first: an unauthenticated request is a 401 even when it is also malformed.",
+    "",
+    "## Errors",
+    "Every non-2xx answer, including those the gateway gives itself, is the `Error` object with",
+    "`Content-Type: application/json`; its `status` repeats the HTTP status and `code` is one of:",
+    "",
+    "| Status | `code` |",
+    "|---|---|",
+    errorCodeTable,
+    "",
+    "A path not described here answers 404 `not_found`; a described path with another method answers",
+    "405 `method_not_allowed` with `Allow`. A 5xx message reveals nothing internal.",
+    "",
+    "## Common headers",
+    "Every answer carries `X-Request-Id`, `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`,",
+    "with `Content-Type: application/json; charset=utf-8`.",
+    "",
+    "## Versioning",
+    `The major version is in the base path (\`${API_BASE_PATH}\`). Deprecated operations announce it with`,
+    "`Deprecation` (RFC 9745) and `Sunset` (RFC 8594) headers, and answer 410 `gone` after the sunset.",
+  ].join("\n");
+}
+
+function servers(): OpenApiDocument["servers"] {
+  const awsServer = (stage: string) => ({
+    url: `https://{apiId}.execute-api.{region}.amazonaws.com${API_BASE_PATH}`,
+    description: `${stage}: the BaseUrl output of the ${stage} stack`,
+    variables: {
+      apiId: { default: "apiId", description: `The REST API id of the ${stage} stage (first label of \`BaseUrl\`).` },
+      region: { default: "us-east-1", description: "The AWS region the stage is deployed to." },
+    },
+  });
+  return [
+    awsServer("Production"),
+    awsServer("Staging"),
+    { url: `http://127.0.0.1:3000${API_BASE_PATH}`, description: "Local: npm start (port set by PORT)" },
+  ];
+}
+
+/** The OpenAPI document of the API as built. */
+export function buildOpenApiDocument(): OpenApiDocument {
+  return {
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: "Pet Store API",
+      version: API_VERSION,
+      summary: "List, add and fetch animals.",
+      description: infoDescription(),
+    },
+    servers: servers(),
+    tags: [{ name: API_TAG, description: "Animals in the store: list, add, fetch." }],
+    security: [{ [SECURITY_SCHEME]: [] }],
+    paths: buildPaths(),
+    components: {
+      schemas: componentSchemas(),
+      headers: componentHeaders(),
+      securitySchemes: {
+        [SECURITY_SCHEME]: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "petstore_<stage>_<43 letters and digits>",
+          description:
+            "An API key as the bearer token. Keys are per environment (`local`, `staging`, `prod` in the prefix), shown once when created, and revoked keys stop working within 60 seconds.",
+        },
+      },
+    },
+  };
+}
