@@ -3,8 +3,16 @@ import { createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createGetPet } from "../../functions/getPet";
 import { createHandler as createListPets } from "../../functions/listPets";
 import { errorSchema } from "../../lib/contract/schemas";
-import { bearer, invoke, jsonContent, type TestResponse } from "../support/api";
-import { fakeDependencies } from "../support/fakes";
+import {
+  asTestResponse,
+  bearer,
+  invoke,
+  jsonContent,
+  proxyEvent,
+  type TestResponse,
+  testContext,
+} from "../support/api";
+import { fakeDependencies, singleKeyVerifier } from "../support/fakes";
 
 const token = "the-one-valid-token";
 
@@ -247,5 +255,92 @@ describe("failures of the store", () => {
     } finally {
       console.error = originalError;
     }
+  });
+});
+
+describe("createPet with Idempotency-Key", () => {
+  const post = (deps: ReturnType<typeof fakeDependencies>, body: unknown, headers: Record<string, string>) =>
+    invoke(createCreatePet(deps), {
+      method: "POST",
+      path: "/pets",
+      headers: { ...bearer(token), ...jsonContent, ...headers },
+      body: JSON.stringify(body),
+    });
+
+  it("replays the first answer for the same key and body without storing another pet", async () => {
+    const deps = fakeDependencies(token);
+
+    const first = await post(deps, { name: "Rex", categoryId: 1 }, { "Idempotency-Key": "abc" });
+    const second = await post(deps, { categoryId: 1, name: "Rex" }, { "idempotency-key": "abc" });
+
+    expect(second.status).toBe(201);
+    expect(second.json).toEqual(first.json);
+    expect(second.headers.location).toBe(first.headers.location);
+    expect(second.headers["idempotent-replayed"]).toBe("true");
+    expect(deps.pets.pets.size).toBe(1);
+  });
+
+  it("answers 422 for the same key with another body", async () => {
+    const deps = fakeDependencies(token);
+    await post(deps, { name: "Rex", categoryId: 1 }, { "Idempotency-Key": "abc" });
+
+    const reused = await post(deps, { name: "Rex", categoryId: 2 }, { "Idempotency-Key": "abc" });
+
+    expectError(reused, 422, "idempotency_key_reused");
+    expect(deps.pets.pets.size).toBe(1);
+  });
+
+  it("keeps keys of different API keys apart", async () => {
+    const deps = fakeDependencies(token);
+    const otherDeps = { ...deps, keys: singleKeyVerifier(token, { keyId: "key_other" }) };
+
+    await post(deps, { name: "Rex", categoryId: 1 }, { "Idempotency-Key": "abc" });
+    const fromOther = await post(otherDeps, { name: "Rex", categoryId: 1 }, { "Idempotency-Key": "abc" });
+
+    expect(fromOther.status).toBe(201);
+    expect(fromOther.headers["idempotent-replayed"]).toBeUndefined();
+    expect(deps.pets.pets.size).toBe(2);
+  });
+
+  it.each([
+    ["empty", ""],
+    ["256 characters", "x".repeat(256)],
+    ["256 emoji", "🐶".repeat(256)],
+  ])("answers 400 naming the header for a key that is %s", async (_, key) => {
+    const deps = fakeDependencies(token);
+
+    const response = await post(deps, { name: "Rex", categoryId: 1 }, { "Idempotency-Key": key });
+
+    expectError(response, 400, "invalid_request");
+    expect((response.json as { message: string }).message).toBe("Idempotency-Key: must be 1 to 255 characters long");
+    expect(deps.pets.pets.size).toBe(0);
+  });
+
+  it("accepts 255 characters counted as code points", async () => {
+    const response = await post(
+      fakeDependencies(token),
+      { name: "Rex", categoryId: 1 },
+      {
+        "Idempotency-Key": "🐶".repeat(255),
+      },
+    );
+
+    expect(response.status).toBe(201);
+  });
+
+  it("answers 400 for a key given twice", async () => {
+    const event = proxyEvent({
+      method: "POST",
+      path: "/pets",
+      headers: { ...bearer(token), ...jsonContent },
+      body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+    });
+    event.multiValueHeaders["idempotency-key"] = ["a", "b"];
+    event.headers["idempotency-key"] = "b";
+
+    const response = asTestResponse(await createCreatePet(fakeDependencies(token))(event, testContext));
+
+    expectError(response, 400, "invalid_request");
+    expect((response.json as { message: string }).message).toMatch(/^Idempotency-Key: /);
   });
 });
