@@ -1,11 +1,12 @@
+import { idempotencyKeySchema } from "../contract/schemas";
 import { ValidationError } from "../errors";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+const { minLength, maxLength } = idempotencyKeySchema;
 
 /**
  * The optional Idempotency-Key of a request, from headers already lower-cased by the header
- * normaliser. Length is counted in Unicode code points, like `name`.
+ * normaliser. Length is counted in Unicode code points, as JSON Schema's maxLength (and `name`) are.
  */
 export function parseIdempotencyKey(
   headers: Record<string, string | undefined> | null | undefined,
@@ -17,8 +18,8 @@ export function parseIdempotencyKey(
   const value = headers?.[name];
   if (value === undefined) return undefined;
   const length = [...value].length;
-  if (length < 1 || length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new ValidationError(IDEMPOTENCY_KEY_HEADER, `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long`);
+  if (length < minLength || length > maxLength) {
+    throw new ValidationError(IDEMPOTENCY_KEY_HEADER, `must be ${minLength} to ${maxLength} characters long`);
   }
   return value;
 }
