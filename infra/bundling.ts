@@ -7,7 +7,9 @@ import type { BuildOptions } from "esbuild";
 /**
  * Credential providers the Lambda runtime never reaches: a function's credentials are in its
  * environment, which the default chain reads first. The SDK loads these lazily, so leaving them
- * out of the bundle only removes code that would never run there.
+ * out of the bundle only removes code that would never run there. The last two are the chain's
+ * remote fallbacks (container and instance metadata), reached only when the environment has no
+ * credentials; they are 17 KB of each bundle (npm run bench checks they stay lazy imports).
  */
 export const UNUSED_CREDENTIAL_PROVIDERS = [
   "@aws-sdk/credential-provider-ini",
@@ -18,7 +20,24 @@ export const UNUSED_CREDENTIAL_PROVIDERS = [
   "@aws-sdk/client-sso",
   "@aws-sdk/client-sso-oidc",
   "@aws-sdk/client-sts",
+  "@aws-sdk/credential-provider-http",
+  "@smithy/credential-provider-imds",
 ] as const;
+
+/**
+ * SDK code no DynamoDB operation reaches: the SDK imports event-stream support lazily, only for
+ * operations with an event stream, and DynamoDB has none. 20 KB of each bundle. A client added
+ * later that streams events (Kinesis, Bedrock, …) would need it back.
+ */
+export const UNREACHED_SDK_MODULES = ["@smithy/core/event-streams"] as const;
+
+/**
+ * Modules replaced in the bundles, as paths from the project root (esbuild resolves an alias in
+ * its working directory, which is the project root for both CDK and the bench). Only @middy/core
+ * imports node:stream/web, for streamed responses these functions never give; the bench fails if
+ * anything else starts importing it.
+ */
+export const MODULE_ALIASES = { "node:stream/web": "./infra/shims/nodeStreamWeb.ts" } as const;
 
 /** Node version the bundles target: the functions' runtime (infra/stacks/petStoreStack.ts; a test keeps them equal). */
 export const LAMBDA_NODE_TARGET = "node24";
@@ -33,7 +52,8 @@ export const lambdaEsbuildOptions = {
   legalComments: "none",
   // Prefer the SDK's ES module builds, which tree-shake better.
   mainFields: ["module", "main"],
-  external: [...UNUSED_CREDENTIAL_PROVIDERS],
+  external: [...UNUSED_CREDENTIAL_PROVIDERS, ...UNREACHED_SDK_MODULES],
+  alias: MODULE_ALIASES,
   // Some CommonJS dependencies call require(); ESM output needs one defined.
   banner: { js: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);" },
 } as const satisfies BuildOptions;

@@ -47,7 +47,10 @@ function cdkBundling(): NonNullable<ConstructorParameters<typeof NodejsFunction>
     bundleAwsSDK: true,
     externalModules: [...options.external],
     banner: options.banner.js,
-    esbuildArgs: { "--legal-comments": options.legalComments },
+    esbuildArgs: {
+      "--legal-comments": options.legalComments,
+      "--alias": Object.entries(options.alias).map(([from, to]) => `${from}=${to}`),
+    },
   };
 }
 
