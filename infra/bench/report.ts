@@ -1,0 +1,60 @@
+/** The bench's figures: each one says how it was measured and whether it meets its target. */
+export interface Target {
+  readonly op: "<=" | "<" | "==";
+  readonly value: number;
+}
+
+export interface Figure {
+  /** Stable key, e.g. `bundle.listPets.bytes`. */
+  readonly id: string;
+  readonly section: string;
+  readonly label: string;
+  readonly value: number;
+  readonly unit: string;
+  readonly method: string;
+  readonly target: Target | null;
+  /** null when the figure is informational (no target). */
+  readonly pass: boolean | null;
+}
+
+export function figure(fields: Omit<Figure, "pass" | "target"> & { target?: Target | null }): Figure {
+  const target = fields.target ?? null;
+  return { ...fields, target, pass: target === null ? null : meets(fields.value, target) };
+}
+
+function meets(value: number, target: Target): boolean {
+  switch (target.op) {
+    case "<=":
+      return value <= target.value;
+    case "<":
+      return value < target.value;
+    case "==":
+      return value === target.value;
+  }
+}
+
+function formatValue(figure: Figure): string {
+  const value = Number.isInteger(figure.value) ? figure.value.toLocaleString("en-US") : String(figure.value);
+  return figure.unit ? `${value} ${figure.unit}` : value;
+}
+
+function formatTarget(target: Target | null): string {
+  return target === null ? "" : `${target.op} ${target.value.toLocaleString("en-US")}`;
+}
+
+/** A Markdown table, readable on a terminal and pasteable into the README. */
+export function markdownTable(figures: readonly Figure[]): string {
+  const rows = figures.map((f) => [
+    f.section,
+    f.label,
+    formatValue(f),
+    formatTarget(f.target),
+    f.pass === null ? "" : f.pass ? "pass" : "FAIL",
+  ]);
+  const header = ["Section", "Figure", "Value", "Target", "Result"];
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)),
+  );
+  const line = (cells: readonly string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join("\n");
+}
