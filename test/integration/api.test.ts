@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalApi } from "../../infra/local/server";
 import { generateApiKey, hashApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
+import { buildOpenApiDocument } from "../../lib/contract/openapi";
 import type { Pet } from "../../lib/contract/schemas";
 import { fetchJson, issueTestKey, startTestApi, type TestResponse } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
@@ -335,5 +336,43 @@ describe("what the gateway answers itself", () => {
       expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
       expect(response.headers["x-request-id"]).toBeTruthy();
     }
+  });
+});
+
+describe("the reference served beside the API", () => {
+  const origin = () => api.baseUrl.replace(/\/v1$/, "");
+
+  it("serves the OpenAPI document as built at /openapi.json, without a key", async () => {
+    const response = await fetch(`${origin()}/openapi.json`);
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(await response.json()).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
+  });
+
+  it("serves at /docs a page whose scripts and document all come from this server", async () => {
+    const page = await fetch(`${origin()}/docs`);
+    const html = await page.text();
+    const scripts = [...html.matchAll(/<script[^>]*src="([^"]+)"/g)].map((match) => match[1] as string);
+    const loader = await fetch(`${origin()}${scripts[0]}`);
+    const loaderText = await loader.text();
+    const imported = [...loaderText.matchAll(/from "([^"]+)"/g)].map((match) => match[1] as string);
+    const redoc = await fetch(`${origin()}${imported[0]}`);
+
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(scripts).toHaveLength(1);
+    expect([...scripts, ...imported].every((src) => src.startsWith("/docs/"))).toBe(true);
+    expect(loaderText).toContain('init("/openapi.json"');
+    expect(redoc.status).toBe(200);
+    expect(redoc.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(await redoc.text()).toMatch(/export\s*\{[^}]*\binit\b/);
+  });
+
+  it("keeps the API's answers for other methods and for the same names under /v1", async () => {
+    expectError(await fetchJson(`${origin()}/openapi.json`, { method: "POST" }), 404, "not_found");
+    expectError(await get("/openapi.json"), 404, "not_found");
+    expectError(await get("/docs"), 404, "not_found");
   });
 });

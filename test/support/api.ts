@@ -1,10 +1,16 @@
-/** Driving the API in tests: handlers in-process with proxy events, or the local server over HTTP. */
+/**
+ * Driving the API in tests: handlers in-process with proxy events, or the local server over HTTP.
+ * Every response `invoke` and `fetchJson` return has been checked against the OpenAPI document
+ * (./contract.ts): a response the document does not describe fails the test that observed it.
+ */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import { toProxyEvent } from "../../infra/local/proxyEvent";
 import { startLocalApi } from "../../infra/local/server";
 import { issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
+import { API_BASE_PATH } from "../../lib/routes";
+import { assertMatchesContract } from "./contract";
 import { documentClient, tableName } from "./dynamo";
 
 /** Issues a real key into the test table (keys are generated, never written in test code). */
@@ -60,7 +66,9 @@ export function asTestResponse(result: APIGatewayProxyResult): TestResponse {
 }
 
 export async function invoke(handler: ProxyHandler, request: TestRequest): Promise<TestResponse> {
-  return asTestResponse(await handler(proxyEvent(request), testContext));
+  const response = asTestResponse(await handler(proxyEvent(request), testContext));
+  assertMatchesContract({ method: request.method ?? "GET", url: `${API_BASE_PATH}${request.path}` }, response);
+  return response;
 }
 
 export function bearer(key: string): Record<string, string> {
@@ -81,5 +89,7 @@ export async function fetchJson(url: string, init?: RequestInit): Promise<TestRe
   response.headers.forEach((value, name) => {
     headers[name] = value;
   });
-  return { status: response.status, headers, json: text ? JSON.parse(text) : undefined };
+  const result = { status: response.status, headers, json: text ? JSON.parse(text) : undefined };
+  assertMatchesContract({ method: init?.method ?? "GET", url }, result);
+  return result;
 }
