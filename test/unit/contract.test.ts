@@ -1,7 +1,11 @@
 /** The OpenAPI document against the route table and the schemas, and the validator the HTTP tests rely on. */
+
+import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020";
+import { build } from "esbuild";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { lambdaEsbuildOptions } from "../../infra/bundling";
 import { buildOpenApiDocument, errorCodeByStatus, type JsonObject } from "../../lib/contract/openapi";
 import {
   errorCodes,
@@ -248,4 +252,24 @@ describe("the contract validator", () => {
     expect(() => validator.check(deletePets, notAllowed("GET"))).toThrow(/Allow/);
     expect(() => validator.check(deletePets, notFoundAnswer)).toThrow(ContractViolation);
   });
+});
+
+describe("cold start", () => {
+  it.each(routeList.map((route) => [route.operationId, route.handlerFile]))(
+    "keeps the OpenAPI builder out of the %s function's bundle",
+    async (_, handlerFile) => {
+      const { metafile } = await build({
+        ...lambdaEsbuildOptions,
+        entryPoints: [handlerFile],
+        absWorkingDir: fileURLToPath(new URL("../../", import.meta.url)),
+        write: false,
+        metafile: true,
+        logLevel: "silent",
+      });
+
+      const inputs = Object.keys(metafile.inputs);
+      expect(inputs).toContain("lib/contract/validate.ts");
+      expect(inputs.filter((input) => input.includes("openapi"))).toEqual([]);
+    },
+  );
 });
