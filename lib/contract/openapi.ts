@@ -260,8 +260,8 @@ function operationResponses(
       continue;
     }
     // The handler adds the deprecation headers to every answer it gives; the gateway's own 429/5xx lack them.
-    const fromHandlerOnly = status !== 429 && status < 500;
-    const headers = route.deprecation ? deprecationResponseHeaders(route.deprecation, fromHandlerOnly) : {};
+    const alwaysFromHandler = status !== 429 && status < 500;
+    const headers = route.deprecation ? deprecationResponseHeaders(route.deprecation, alwaysFromHandler) : {};
     responses[status] = errorResponse(status, {
       headers,
       ...(status === 404 && route.operationId === "getPet" ? { description: "No animal has this id." } : {}),
