@@ -66,6 +66,16 @@ export function pairedMedianMs(result: ColdStartResult, a: string, b: string): n
   return round(median(first.map((ms, index) => ms - (second[index] ?? 0))), 2);
 }
 
+/**
+ * Median over rounds of a's import time divided by b's in the same round. Runs of one round are
+ * seconds apart at most, so they share whatever else the machine is doing at the time.
+ */
+export function pairedRatioMedian(result: ColdStartResult, a: string, b: string): number {
+  const first = result.bundles[a]?.netMs ?? [];
+  const second = result.bundles[b]?.netMs ?? [];
+  return round(median(first.map((ms, index) => ms / (second[index] ?? Number.NaN))), 3);
+}
+
 export async function measureColdStarts(bundles: readonly Bundle[], runs: number): Promise<ColdStartResult> {
   // Outside the project, as in Lambda's /var/task: a bundle that needs node_modules fails here.
   const dir = await mkdtemp(join(tmpdir(), "petstore-bench-"));

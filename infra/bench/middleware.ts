@@ -15,9 +15,12 @@ import { assertMatches } from "../../lib/contract/validate";
 import type { Operation, ProxyHandler } from "../../lib/http/apiHandler";
 import { parseListPetsQuery, parsePetId } from "../../lib/http/parameters";
 import type { ApiEvent, Dependencies } from "../../lib/http/types";
+import { parseIdempotencyKey } from "../../lib/idempotency/header";
+import { InMemoryIdempotencyStore } from "../../lib/idempotency/inMemoryStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
+import { createPetForRequest } from "../../lib/pets/idempotentCreate";
 import { InMemoryPetRepository } from "../../lib/pets/inMemoryRepository";
-import { createPet, getPet, listPets } from "../../lib/pets/service";
+import { getPet, listPets } from "../../lib/pets/service";
 import { API_BASE_PATH, type OperationId, routes } from "../../lib/routes";
 import { toProxyEvent } from "../local/proxyEvent";
 import { median, percentile, round } from "./stats";
@@ -57,10 +60,24 @@ const bareOperations: Record<OperationId, (deps: Dependencies) => Operation> = {
     return { statusCode: 200, headers, body: pets };
   },
   getPet: (deps) => async (event) => ({ statusCode: 200, body: await getPet(deps.pets, parsePetId(event)) }),
-  createPet: (deps) => async (event) => {
-    assertMatches(newPetSchema, event.body, "body");
-    const pet = await createPet(deps.pets, event.body as NewPet);
-    return { statusCode: 201, headers: { Location: `${API_BASE_PATH}/pets/${pet.id}` }, body: pet };
+  createPet: (deps) => {
+    const createDeps = { ...deps, idempotency: deps.idempotency ?? new InMemoryIdempotencyStore() };
+    return async (event) => {
+      const key = parseIdempotencyKey(event.headers, event.multiValueHeaders);
+      assertMatches(newPetSchema, event.body, "body");
+      const { pet, replayed } = await createPetForRequest(createDeps, event.body as NewPet, {
+        apiKeyId: event.principal?.keyId,
+        key,
+      });
+      return {
+        statusCode: 201,
+        headers: {
+          Location: `${API_BASE_PATH}/pets/${pet.id}`,
+          ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
+        },
+        body: pet,
+      };
+    };
   },
 };
 
