@@ -387,6 +387,11 @@ function createPetOperation(allowedMethods: readonly string[]): JsonObject {
                 pattern: `^${escapeRegExp(`${API_BASE_PATH}${routes.getPet.path.replace("{petId}", "")}`)}[1-9][0-9]*$`,
               },
             },
+            "Idempotent-Replayed": {
+              description:
+                "`true` when this answer replays an earlier create with the same `Idempotency-Key`; absent otherwise.",
+              schema: { type: "string", const: "true" },
+            },
           }),
           content: jsonContent("Pet"),
         },

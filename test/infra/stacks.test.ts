@@ -210,6 +210,15 @@ describe.each(stages)("$id stage", (config) => {
     });
   });
 
+  it("lets DynamoDB delete expired idempotency records by their expiry attribute", () => {
+    const table = only(Object.values(resourcesOf(templateOf(config), "AWS::DynamoDB::GlobalTable")), "tables");
+
+    expect(table.Properties.TimeToLiveSpecification).toEqual({
+      AttributeName: petTable.timeToLiveAttribute,
+      Enabled: true,
+    });
+  });
+
   it("runs one arm64 function per route on the newest Node runtime aws-cdk-lib knows, with JSON logs", () => {
     const template = templateOf(config);
     const functions = Object.values(resourcesOf(template, "AWS::Lambda::Function"));

@@ -390,8 +390,7 @@ const OTHER_CONTENT_TYPES = [
   "multipart/form-data; boundary=x",
   "application/json; charset=latin1",
   "application/json; charset=utf-16",
-  // Not generated: "application/json; charset=" (an empty charset) is accepted as JSON, although
-  // a charset that is not UTF-8 should be a 415 (reported, lib/http/middleware/jsonBody.ts).
+  "application/json; charset=",
   "json",
   "*/*",
 ];

@@ -6,7 +6,7 @@ import type { ApiEvent, ApiResult } from "../types";
 
 /** application/json, optionally with parameters; a charset, if given, must be UTF-8 (RFC 8259). */
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
 function isJsonContentType(contentType: string | undefined): boolean {
   if (!contentType || !JSON_MEDIA_TYPE.test(contentType.trim())) return false;
