@@ -99,6 +99,7 @@ async function invoke(
         AWS_REGION: "us-east-1",
         DYNAMODB_ENDPOINT: endpoint,
         LOG_LEVEL: "ERROR",
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
