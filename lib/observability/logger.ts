@@ -65,8 +65,15 @@ export function createPrettyLogger(options: { level: LogLevel; write?: LineWrite
     const pairs = Object.entries(rest).map(
       ([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`,
     );
-    const stack = (error as { stack?: string } | undefined)?.stack;
-    write([`${level} ${message}`, ...pairs].join(" ") + (stack ? `\n${stack}` : ""));
+    write([`${level} ${message}`, ...pairs].join(" ") + stackText(error));
   };
   return loggerFrom(log);
+}
+
+/** The stack of a described error and of each cause below it: the cause is usually the real story. */
+function stackText(error: unknown, prefix = "\n"): string {
+  const described = error as { stack?: unknown; message?: unknown; cause?: unknown } | undefined;
+  if (!described || typeof described !== "object") return "";
+  const own = typeof described.stack === "string" ? described.stack : String(described.message ?? "");
+  return (own ? `${prefix}${own}` : "") + stackText(described.cause, "\nCaused by: ");
 }

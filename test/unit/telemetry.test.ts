@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createListPets } from "../../functions/listPets";
 import { generateApiKey } from "../../lib/auth/apiKeys";
+import { ServiceUnavailableError } from "../../lib/errors";
 import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
 import { createTelemetry } from "../../lib/observability/telemetry";
 import { bearer, invoke, jsonContent } from "../support/api";
@@ -117,5 +118,21 @@ describe("request telemetry", () => {
 
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^ERROR request failed requestId=\S+ status=500\nError: store exploded/);
+  });
+
+  it("prints the cause of an error in pretty mode, so a 503 on a terminal shows what the store said", async () => {
+    const key = generateApiKey("local");
+    const { lines, telemetry } = capturedTelemetry("pretty");
+    const deps = fakeDependencies(key, { telemetry });
+    deps.pets.page = async () => {
+      throw new ServiceUnavailableError(1, { cause: new Error("connect ECONNREFUSED 127.0.0.1:8000") });
+    };
+    const listPets = createListPets(deps);
+
+    const response = await invoke(listPets, { path: "/pets", headers: bearer(key) });
+
+    expect(response.status).toBe(503);
+    expect(lines[0]).toContain("ServiceUnavailableError");
+    expect(lines[0]).toContain("Caused by: Error: connect ECONNREFUSED 127.0.0.1:8000");
   });
 });
