@@ -24,6 +24,10 @@ import {
   LOCAL_TABLE_NAME,
 } from "./settings";
 
+// The SDK's notice about Node 20 concerns this machine, not the API: the deployed functions run on
+// Node 24. Left on, it is the first thing a developer reads after `npm start`.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
 class StartupError extends Error {}
 
 function portFrom(name: string, fallback: number): number {
