@@ -1,19 +1,22 @@
 import { type NewPet, newPetSchema } from "../lib/contract/schemas";
 import { assertMatches } from "../lib/contract/validate";
-import { apiHandler } from "../lib/http/apiHandler";
+import { apiHandler, type Operation } from "../lib/http/apiHandler";
 import type { Dependencies } from "../lib/http/types";
+import { DynamoIdempotencyStore } from "../lib/idempotency/dynamoStore";
 import { parseIdempotencyKey } from "../lib/idempotency/header";
-import { InMemoryIdempotencyStore } from "../lib/idempotency/inMemoryStore";
+import type { IdempotencyStore } from "../lib/idempotency/store";
 import { createPetForRequest } from "../lib/pets/idempotentCreate";
 import { API_BASE_PATH, routes } from "../lib/routes";
-import { runtimeDependencies } from "../lib/runtime";
+import { runtimeDependencies, runtimeTable } from "../lib/runtime";
 
-export const createHandler = (deps: Dependencies) => {
-  const createDeps = { ...deps, idempotency: deps.idempotency ?? new InMemoryIdempotencyStore() };
-  return apiHandler(routes.createPet, deps, async (event) => {
+export type CreatePetDependencies = Dependencies & { readonly idempotency: IdempotencyStore };
+
+export const createPetOperation =
+  (deps: CreatePetDependencies): Operation =>
+  async (event) => {
     const key = parseIdempotencyKey(event.headers, event.multiValueHeaders);
     assertMatches(newPetSchema, event.body, "body");
-    const { pet, replayed } = await createPetForRequest(createDeps, event.body as NewPet, {
+    const { pet, replayed } = await createPetForRequest(deps, event.body as NewPet, {
       apiKeyId: event.principal?.keyId,
       key,
     });
@@ -25,7 +28,12 @@ export const createHandler = (deps: Dependencies) => {
       },
       body: pet,
     };
-  });
-};
+  };
 
-export const handler = createHandler(runtimeDependencies);
+export const createHandler = (deps: CreatePetDependencies) =>
+  apiHandler(routes.createPet, deps, createPetOperation(deps));
+
+export const handler = createHandler({
+  ...runtimeDependencies,
+  idempotency: new DynamoIdempotencyStore(runtimeTable.client, runtimeTable.tableName),
+});

@@ -1,12 +1,13 @@
-import { apiHandler } from "../lib/http/apiHandler";
+import { apiHandler, type Operation } from "../lib/http/apiHandler";
 import { parseListPetsQuery } from "../lib/http/parameters";
 import type { Dependencies } from "../lib/http/types";
 import { listPets } from "../lib/pets/service";
 import { API_BASE_PATH, routes } from "../lib/routes";
 import { runtimeDependencies } from "../lib/runtime";
 
-export const createHandler = (deps: Dependencies) =>
-  apiHandler(routes.listPets, deps, async (event) => {
+export const listPetsOperation =
+  (deps: Dependencies): Operation =>
+  async (event) => {
     const query = parseListPetsQuery(event);
     const { pets, nextCursor } = await listPets(deps.pets, query);
     const headers: Record<string, string> = {};
@@ -17,6 +18,8 @@ export const createHandler = (deps: Dependencies) =>
       headers.Link = `<${API_BASE_PATH}${routes.listPets.path}?${next}>; rel="next"`;
     }
     return { statusCode: 200, headers, body: pets };
-  });
+  };
+
+export const createHandler = (deps: Dependencies) => apiHandler(routes.listPets, deps, listPetsOperation(deps));
 
 export const handler = createHandler(runtimeDependencies);

@@ -7,16 +7,17 @@ import { createApiKeyVerifier } from "./auth/verifier";
 import { loadRuntimeConfig } from "./config";
 import { createDocumentClient } from "./db/client";
 import type { Dependencies } from "./http/types";
-import { DynamoIdempotencyStore } from "./idempotency/dynamoStore";
 import { createTelemetry } from "./observability/telemetry";
 import { DynamoPetRepository } from "./pets/repository";
 
 const config = loadRuntimeConfig();
 const client = createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint });
 
+/** The shared client and table, for the stores only one function needs (createPet's idempotency records). */
+export const runtimeTable = { client, tableName: config.tableName } as const;
+
 export const runtimeDependencies: Dependencies = {
   pets: new DynamoPetRepository(client, config.tableName),
-  idempotency: new DynamoIdempotencyStore(client, config.tableName),
   keys: createApiKeyVerifier(new DynamoApiKeyStore(client, config.tableName), config.stage),
   clock: () => new Date(),
   telemetry: createTelemetry({

@@ -5,23 +5,22 @@
  * so the figure includes their cost but no I/O.
  */
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
-import { createHandler as createCreatePet } from "../../functions/createPet";
-import { createHandler as createGetPet } from "../../functions/getPet";
-import { createHandler as createListPets } from "../../functions/listPets";
+import {
+  type CreatePetDependencies,
+  createHandler as createCreatePet,
+  createPetOperation,
+} from "../../functions/createPet";
+import { createHandler as createGetPet, getPetOperation } from "../../functions/getPet";
+import { createHandler as createListPets, listPetsOperation } from "../../functions/listPets";
 import { type ApiKeyRecord, type ApiKeyStore, issueApiKey } from "../../lib/auth/apiKeys";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
-import { type NewPet, newPetSchema, type PetStatus } from "../../lib/contract/schemas";
-import { assertMatches } from "../../lib/contract/validate";
+import type { NewPet, PetStatus } from "../../lib/contract/schemas";
 import type { Operation, ProxyHandler } from "../../lib/http/apiHandler";
-import { parseListPetsQuery, parsePetId } from "../../lib/http/parameters";
-import type { ApiEvent, Dependencies } from "../../lib/http/types";
-import { parseIdempotencyKey } from "../../lib/idempotency/header";
+import type { ApiEvent } from "../../lib/http/types";
 import { InMemoryIdempotencyStore } from "../../lib/idempotency/inMemoryStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
-import { createPetForRequest } from "../../lib/pets/idempotentCreate";
 import { InMemoryPetRepository } from "../../lib/pets/inMemoryRepository";
-import { getPet, listPets } from "../../lib/pets/service";
-import { API_BASE_PATH, type OperationId, routes } from "../../lib/routes";
+import type { OperationId } from "../../lib/routes";
 import { toProxyEvent } from "../local/proxyEvent";
 import { median, percentile, round } from "./stats";
 
@@ -42,46 +41,14 @@ class InMemoryKeyStore implements ApiKeyStore {
   }
 }
 
-/**
- * The operations as functions/*.ts define them, without apiHandler's chain (those closures are
- * not exported). checkSameAnswers() fails the bench if these drift from the real handlers.
- */
-const bareOperations: Record<OperationId, (deps: Dependencies) => Operation> = {
-  listPets: (deps) => async (event) => {
-    const query = parseListPetsQuery(event);
-    const { pets, nextCursor } = await listPets(deps.pets, query);
-    const headers: Record<string, string> = {};
-    if (nextCursor) {
-      const next = new URLSearchParams({ limit: String(query.limit) });
-      if (query.status) next.set("status", query.status);
-      next.set("cursor", nextCursor);
-      headers.Link = `<${API_BASE_PATH}${routes.listPets.path}?${next}>; rel="next"`;
-    }
-    return { statusCode: 200, headers, body: pets };
-  },
-  getPet: (deps) => async (event) => ({ statusCode: 200, body: await getPet(deps.pets, parsePetId(event)) }),
-  createPet: (deps) => {
-    const createDeps = { ...deps, idempotency: deps.idempotency ?? new InMemoryIdempotencyStore() };
-    return async (event) => {
-      const key = parseIdempotencyKey(event.headers, event.multiValueHeaders);
-      assertMatches(newPetSchema, event.body, "body");
-      const { pet, replayed } = await createPetForRequest(createDeps, event.body as NewPet, {
-        apiKeyId: event.principal?.keyId,
-        key,
-      });
-      return {
-        statusCode: 201,
-        headers: {
-          Location: `${API_BASE_PATH}/pets/${pet.id}`,
-          ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
-        },
-        body: pet,
-      };
-    };
-  },
+/** The operations functions/*.ts wrap in the chain: the "bare" side of the comparison. */
+const bareOperations: Record<OperationId, (deps: CreatePetDependencies) => Operation> = {
+  listPets: listPetsOperation,
+  getPet: getPetOperation,
+  createPet: createPetOperation,
 };
 
-const handlerFactories: Record<OperationId, (deps: Dependencies) => ProxyHandler> = {
+const handlerFactories: Record<OperationId, (deps: CreatePetDependencies) => ProxyHandler> = {
   listPets: createListPets,
   getPet: createGetPet,
   createPet: createCreatePet,
@@ -153,8 +120,9 @@ async function dependencies(withTelemetry: boolean) {
       status: statuses[id % 3] as PetStatus,
     });
   }
-  const deps: Dependencies = {
+  const deps: CreatePetDependencies = {
     pets,
+    idempotency: new InMemoryIdempotencyStore(),
     keys: createApiKeyVerifier(store, "local"),
     clock: () => new Date(),
     ...(withTelemetry

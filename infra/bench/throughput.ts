@@ -10,7 +10,7 @@ import { open, readFile } from "node:fs/promises";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import autocannon from "autocannon";
 import type { Context } from "aws-lambda";
-import { createHandler as createCreatePet } from "../../functions/createPet";
+import { type CreatePetDependencies, createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createGetPet } from "../../functions/getPet";
 import { createHandler as createListPets } from "../../functions/listPets";
 import { issueApiKey } from "../../lib/auth/apiKeys";
@@ -18,7 +18,7 @@ import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { createDocumentClient } from "../../lib/db/client";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
-import type { Dependencies } from "../../lib/http/types";
+import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
 import { DynamoPetRepository } from "../../lib/pets/repository";
 import { ensureTable, startEmbeddedDynamo } from "../local/dynamo";
@@ -217,8 +217,9 @@ async function measureInProcess(seconds: number, warmupSeconds: number): Promise
     const client = createDocumentClient({ region: "us-east-1", endpoint: dynamo.endpoint });
     const keyStore = new DynamoApiKeyStore(client, table);
     const { key } = await issueApiKey(keyStore, "local", "bench");
-    const deps: Dependencies = {
+    const deps: CreatePetDependencies = {
       pets: new DynamoPetRepository(client, table),
+      idempotency: new DynamoIdempotencyStore(client, table),
       keys: createApiKeyVerifier(keyStore, "local"),
       clock: () => new Date(),
       telemetry: createTelemetry({

@@ -1,7 +1,6 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import type { Principal } from "../auth/apiKeys";
 import type { ApiKeyVerifier } from "../auth/verifier";
-import type { IdempotencyStore } from "../idempotency/store";
 import type { Telemetry } from "../observability/telemetry";
 import type { PetRepository } from "../pets/repository";
 
@@ -25,9 +24,4 @@ export interface Dependencies {
   readonly clock: () => Date;
   /** Request logs and metrics; without it, only errors are logged (to stderr). */
   readonly telemetry?: Telemetry;
-  /**
-   * Idempotency-Key records of createPet. lib/runtime.ts always passes the DynamoDB store;
-   * without one (unit tests, benchmark) keys are honoured within this process only.
-   */
-  readonly idempotency?: IdempotencyStore;
 }

@@ -5,14 +5,13 @@
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHandler as createCreatePet } from "../../functions/createPet";
+import { type CreatePetDependencies, createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createGetPet } from "../../functions/getPet";
 import { createHandler as createListPets } from "../../functions/listPets";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import type { Pet } from "../../lib/contract/schemas";
 import { createDocumentClient, DYNAMODB_CALL_WORST_CASE_MS, DYNAMODB_MAX_ATTEMPTS } from "../../lib/db/client";
-import type { Dependencies } from "../../lib/http/types";
 import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { DynamoPetRepository } from "../../lib/pets/repository";
 import {
@@ -41,7 +40,7 @@ beforeAll(async () => {
   key = (await issueTestKey()).key;
 });
 
-function create(process: TestProcess | Dependencies, body: unknown, idempotencyKey?: string) {
+function create(process: TestProcess | CreatePetDependencies, body: unknown, idempotencyKey?: string) {
   const deps = "deps" in process ? process.deps : process;
   return invoke(createCreatePet(deps), {
     method: "POST",

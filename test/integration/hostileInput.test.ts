@@ -18,9 +18,10 @@ import { generateApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { errorCodes, MAX_BODY_BYTES, type Pet, type PetStatus, petStatuses } from "../../lib/contract/schemas";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
+import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
 import { routes } from "../../lib/routes";
-import { runtimeDependencies } from "../../lib/runtime";
+import { runtimeDependencies, runtimeTable } from "../../lib/runtime";
 import { invoke, issueTestKey, type TestRequest, type TestResponse } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
 
@@ -631,7 +632,11 @@ beforeAll(async () => {
     },
   });
   // The runtime dependencies (whatever they grow to hold), with logs captured instead of printed.
-  const deps = { ...runtimeDependencies, telemetry };
+  const deps = {
+    ...runtimeDependencies,
+    idempotency: new DynamoIdempotencyStore(runtimeTable.client, runtimeTable.tableName),
+    telemetry,
+  };
   createPet = createCreatePet(deps);
   getPet = createGetPet(deps);
   listPets = createListPets(deps);

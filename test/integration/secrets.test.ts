@@ -18,7 +18,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import dynalite from "dynalite";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createHandler as createCreatePet } from "../../functions/createPet";
+import { type CreatePetDependencies, createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createGetPet } from "../../functions/getPet";
 import { createHandler as createListPets } from "../../functions/listPets";
 import { ensureTable } from "../../infra/local/dynamo";
@@ -28,10 +28,10 @@ import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { storeCall } from "../../lib/db/storeErrors";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
-import type { Dependencies } from "../../lib/http/types";
+import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
 import type { PetRepository } from "../../lib/pets/repository";
-import { runtimeDependencies } from "../../lib/runtime";
+import { runtimeDependencies, runtimeTable } from "../../lib/runtime";
 import { invoke, issueTestKey, type TestRequest } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
 import { freePort, type RunningProcess, runScript } from "../support/processes";
@@ -147,7 +147,11 @@ describe("the handlers' own output", () => {
     const revoked = await issueTestKey("secrets revoked");
     await store.revoke(revoked.keyId, new Date());
     const keys = [valid, revoked.key, generateApiKey("local"), generateApiKey("prod"), generateApiKey("staging")];
-    const deps: Dependencies = { ...runtimeDependencies, telemetry };
+    const deps: CreatePetDependencies = {
+      ...runtimeDependencies,
+      idempotency: new DynamoIdempotencyStore(runtimeTable.client, runtimeTable.tableName),
+      telemetry,
+    };
     const failingStore: ApiKeyStore = {
       // As DynamoApiKeyStore fails when DynamoDB is unreachable: a 503 with the cause logged.
       findByHash: () =>
@@ -177,13 +181,13 @@ describe("the handlers' own output", () => {
       get: createGetPet(deps),
       list: createListPets(deps),
     };
-    const brokenDeps: Dependencies = { ...deps, pets: failingPets };
+    const brokenDeps: CreatePetDependencies = { ...deps, pets: failingPets };
     const brokenPets = {
       create: createCreatePet(brokenDeps),
       get: createGetPet(brokenDeps),
       list: createListPets(brokenDeps),
     };
-    const brokenKeysDeps: Dependencies = { ...deps, keys: createApiKeyVerifier(failingStore, "local") };
+    const brokenKeysDeps: CreatePetDependencies = { ...deps, keys: createApiKeyVerifier(failingStore, "local") };
     const brokenKeys = {
       create: createCreatePet(brokenKeysDeps),
       get: createGetPet(brokenKeysDeps),

@@ -3,10 +3,11 @@
  * fault injection on its DynamoDB client and an injectable clock. Each call is a fresh
  * "process": its own client, so a crash of one leaves the next untouched.
  */
+
+import type { CreatePetDependencies } from "../../functions/createPet";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { createDocumentClient } from "../../lib/db/client";
-import type { Dependencies } from "../../lib/http/types";
 import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { DynamoPetRepository } from "../../lib/pets/repository";
 import { documentClient, tableName } from "./dynamo";
@@ -16,7 +17,7 @@ import { type DynamoFaults, injectFaults } from "./dynamoFaults";
 const keyClient = documentClient();
 
 export interface TestProcess {
-  readonly deps: Dependencies;
+  readonly deps: CreatePetDependencies;
   readonly faults: DynamoFaults;
 }
 
