@@ -6,9 +6,10 @@ import {
   PutCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import type { Pet, PetStatus } from "../contract/schemas";
+import type { Pet } from "../contract/schemas";
 import { storeCall } from "../db/storeErrors";
 import { itemKeys, TTL_ATTRIBUTE } from "../db/table";
+import { toPet } from "../pets/repository";
 import type {
   BeginResult,
   IdempotencyRecord,
@@ -31,20 +32,14 @@ const names = {
   "#expires": TTL_ATTRIBUTE,
 } as const;
 
+function attributeNames(...placeholders: (keyof typeof names)[]): Record<string, string> {
+  return Object.fromEntries(placeholders.map((placeholder) => [placeholder, names[placeholder]]));
+}
+
 function toRecord(item: Record<string, unknown>): IdempotencyRecord {
   const base = { requestHash: item.requestHash as string, expiresAtSeconds: item[TTL_ATTRIBUTE] as number };
   if (item.state === COMPLETED) {
-    const pet = item.pet as Record<string, unknown>;
-    return {
-      ...base,
-      state: "completed",
-      pet: {
-        id: pet.id as number,
-        name: pet.name as string,
-        categoryId: pet.categoryId as number,
-        status: pet.status as PetStatus,
-      },
-    };
+    return { ...base, state: "completed", pet: toPet(item.pet as Record<string, unknown>) };
   }
   return {
     ...base,
@@ -53,10 +48,6 @@ function toRecord(item: Record<string, unknown>): IdempotencyRecord {
     lockedUntilMs: item.lockedUntil as number,
     petId: item.petId as number | undefined,
   };
-}
-
-function isConditionFailure(error: unknown): boolean {
-  return error instanceof ConditionalCheckFailedException;
 }
 
 /**
@@ -75,136 +66,104 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     record: { requestHash: string; expiresAtSeconds: number } & NewLock,
     now: Date,
   ): Promise<BeginResult> {
-    try {
-      await storeCall(() =>
-        this.client.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: {
-              ...this.key(scope),
-              state: IN_PROGRESS,
-              requestHash: record.requestHash,
-              lockToken: record.lockToken,
-              lockedUntil: record.lockedUntilMs,
-              [TTL_ATTRIBUTE]: record.expiresAtSeconds,
-            },
-            // An expired record is as good as absent: TTL deletion lags, and never happens locally.
-            ConditionExpression: "attribute_not_exists(pk) OR #expires <= :now",
-            ExpressionAttributeNames: { "#expires": names["#expires"] },
-            ExpressionAttributeValues: { ":now": epochSeconds(now) },
-          }),
-        ),
-      );
-      return { acquired: true };
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      return { acquired: false, current: await this.read(scope) };
-    }
+    const written = await this.conditionally(() =>
+      this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...this.key(scope),
+            state: IN_PROGRESS,
+            requestHash: record.requestHash,
+            lockToken: record.lockToken,
+            lockedUntil: record.lockedUntilMs,
+            [TTL_ATTRIBUTE]: record.expiresAtSeconds,
+          },
+          // An expired record is as good as absent: TTL deletion lags, and never happens locally.
+          ConditionExpression: "attribute_not_exists(pk) OR #expires <= :now",
+          ExpressionAttributeNames: attributeNames("#expires"),
+          ExpressionAttributeValues: { ":now": epochSeconds(now) },
+        }),
+      ),
+    );
+    return written ? { acquired: true } : { acquired: false, current: await this.read(scope) };
   }
 
   async takeOver(scope: IdempotencyScope, previousToken: string, lock: NewLock, now: Date): Promise<TakeOverResult> {
-    try {
-      const result = await storeCall(() =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: this.key(scope),
-            UpdateExpression: "SET #token = :token, #until = :until",
-            ConditionExpression: "#state = :inProgress AND #token = :previous AND #until <= :nowMs AND #expires > :now",
-            ExpressionAttributeNames: {
-              "#state": names["#state"],
-              "#token": names["#token"],
-              "#until": names["#until"],
-              "#expires": names["#expires"],
-            },
-            ExpressionAttributeValues: {
-              ":token": lock.lockToken,
-              ":until": lock.lockedUntilMs,
-              ":inProgress": IN_PROGRESS,
-              ":previous": previousToken,
-              ":nowMs": now.getTime(),
-              ":now": epochSeconds(now),
-            },
-            // The reserved id as of the takeover itself: one read earlier may predate its reservation.
-            ReturnValues: "ALL_NEW",
-          }),
-        ),
-      );
-      return { acquired: true, petId: result.Attributes?.petId as number | undefined };
-    } catch (error) {
-      if (isConditionFailure(error)) return { acquired: false };
-      throw error;
-    }
+    const result = await this.conditionally(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(scope),
+          UpdateExpression: "SET #token = :token, #until = :until",
+          ConditionExpression: "#state = :inProgress AND #token = :previous AND #until <= :nowMs AND #expires > :now",
+          ExpressionAttributeNames: attributeNames("#state", "#token", "#until", "#expires"),
+          ExpressionAttributeValues: {
+            ":token": lock.lockToken,
+            ":until": lock.lockedUntilMs,
+            ":inProgress": IN_PROGRESS,
+            ":previous": previousToken,
+            ":nowMs": now.getTime(),
+            ":now": epochSeconds(now),
+          },
+          // The reserved id as of the takeover itself: one read earlier may predate its reservation.
+          ReturnValues: "ALL_NEW",
+        }),
+      ),
+    );
+    return result ? { acquired: true, petId: result.Attributes?.petId as number | undefined } : { acquired: false };
   }
 
   async reservePetId(scope: IdempotencyScope, lockToken: string, petId: number): Promise<boolean> {
-    try {
-      await storeCall(() =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: this.key(scope),
-            UpdateExpression: "SET #petId = :petId",
-            ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
-            ExpressionAttributeNames: {
-              "#state": names["#state"],
-              "#token": names["#token"],
-              "#petId": names["#petId"],
-            },
-            ExpressionAttributeValues: { ":petId": petId, ":inProgress": IN_PROGRESS, ":token": lockToken },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      const current = await this.read(scope);
-      return current?.state === "in_progress" && current.lockToken === lockToken && current.petId === petId;
-    }
+    const written = await this.conditionally(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(scope),
+          UpdateExpression: "SET #petId = :petId",
+          ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
+          ExpressionAttributeNames: attributeNames("#state", "#token", "#petId"),
+          ExpressionAttributeValues: { ":petId": petId, ":inProgress": IN_PROGRESS, ":token": lockToken },
+        }),
+      ),
+    );
+    if (written) return true;
+    const current = await this.read(scope);
+    return current?.state === "in_progress" && current.lockToken === lockToken && current.petId === petId;
   }
 
   async complete(scope: IdempotencyScope, lockToken: string, pet: Pet, expiresAtSeconds: number): Promise<boolean> {
-    try {
-      await storeCall(() =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: this.key(scope),
-            UpdateExpression: "SET #state = :completed, pet = :pet, #expires = :expires REMOVE #token, #until",
-            ConditionExpression: "#state = :inProgress AND #token = :token",
-            ExpressionAttributeNames: {
-              "#state": names["#state"],
-              "#token": names["#token"],
-              "#until": names["#until"],
-              "#expires": names["#expires"],
-            },
-            ExpressionAttributeValues: {
-              ":completed": COMPLETED,
-              ":pet": { ...pet },
-              ":expires": expiresAtSeconds,
-              ":inProgress": IN_PROGRESS,
-              ":token": lockToken,
-            },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      const current = await this.read(scope);
-      return current?.state === "completed" && current.pet.id === pet.id;
-    }
+    const written = await this.conditionally(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(scope),
+          UpdateExpression: "SET #state = :completed, pet = :pet, #expires = :expires REMOVE #token, #until",
+          ConditionExpression: "#state = :inProgress AND #token = :token",
+          ExpressionAttributeNames: attributeNames("#state", "#token", "#until", "#expires"),
+          ExpressionAttributeValues: {
+            ":completed": COMPLETED,
+            ":pet": { ...pet },
+            ":expires": expiresAtSeconds,
+            ":inProgress": IN_PROGRESS,
+            ":token": lockToken,
+          },
+        }),
+      ),
+    );
+    if (written) return true;
+    const current = await this.read(scope);
+    return current?.state === "completed" && current.pet.id === pet.id;
   }
 
   async releaseLock(scope: IdempotencyScope, lockToken: string): Promise<void> {
-    await this.ignoringLostLock(() =>
+    await this.conditionally(() =>
       this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: this.key(scope),
           UpdateExpression: "SET #until = :released",
           ConditionExpression: "#state = :inProgress AND #token = :token",
-          ExpressionAttributeNames: { "#state": names["#state"], "#token": names["#token"], "#until": names["#until"] },
+          ExpressionAttributeNames: attributeNames("#state", "#token", "#until"),
           ExpressionAttributeValues: { ":released": 0, ":inProgress": IN_PROGRESS, ":token": lockToken },
         }),
       ),
@@ -212,28 +171,30 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
   }
 
   async forget(scope: IdempotencyScope, lockToken: string): Promise<boolean> {
-    return this.ignoringLostLock(() =>
+    const deleted = await this.conditionally(() =>
       this.client.send(
         new DeleteCommand({
           TableName: this.tableName,
           Key: this.key(scope),
           ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
-          ExpressionAttributeNames: { "#state": names["#state"], "#token": names["#token"], "#petId": names["#petId"] },
+          ExpressionAttributeNames: attributeNames("#state", "#token", "#petId"),
           ExpressionAttributeValues: { ":inProgress": IN_PROGRESS, ":token": lockToken },
         }),
       ),
     );
+    return deleted !== undefined;
   }
 
-  /** Runs a write conditional on our lock; false when the condition failed. */
-  private async ignoringLostLock(write: () => Promise<unknown>): Promise<boolean> {
+  /**
+   * Runs a conditional write; undefined when its condition failed (someone else holds the record
+   * now, or it is gone). Any other failure is thrown, transient ones as ServiceUnavailableError.
+   */
+  private async conditionally<T>(write: () => Promise<T>): Promise<T | undefined> {
     try {
-      await storeCall(write);
-      return true;
+      return await storeCall(write);
     } catch (error) {
-      // Someone else holds the record now (or it is gone): it is not ours to change.
-      if (!isConditionFailure(error)) throw error;
-      return false;
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
     }
   }
 

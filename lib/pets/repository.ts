@@ -43,7 +43,8 @@ export function petItem(pet: Pet, createdAt: Date): Record<string, unknown> {
   return { ...itemKeys.pet(pet.id), ...pet, createdAt: createdAt.toISOString() };
 }
 
-function toPet(item: Record<string, unknown>): Pet {
+/** A pet from its stored form (also as kept inside an idempotency record). */
+export function toPet(item: Record<string, unknown>): Pet {
   return {
     id: item.id as number,
     name: item.name as string,
