@@ -122,7 +122,8 @@ noteLoad("start");
 progress("building bundles");
 const bundles = await buildBundles();
 const functionBundles = bundles.filter((bundle) => bundle.kind === "function");
-for (const bundle of functionBundles) {
+// Only the functions have a size target; the other bundles are there for comparison.
+for (const bundle of bundles) {
   figures.push(
     figure({
       id: `bundle.${bundle.name}.bytes`,
@@ -131,19 +132,7 @@ for (const bundle of functionBundles) {
       value: bundle.bytes,
       unit: "B",
       method: METHODS.bundle,
-      target: { op: "<=", value: 240_000 },
-    }),
-  );
-}
-for (const bundle of bundles.filter((bundle) => bundle.kind !== "function")) {
-  figures.push(
-    figure({
-      id: `bundle.${bundle.name}.bytes`,
-      section: "1 Bundle size",
-      label: `${bundle.name} (${round(bundle.bytes / 1024, 1)} KiB)`,
-      value: bundle.bytes,
-      unit: "B",
-      method: METHODS.bundle,
+      ...(bundle.kind === "function" ? { target: { op: "<=", value: 240_000 } } : {}),
     }),
   );
 }
