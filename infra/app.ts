@@ -1,25 +1,35 @@
 /**
  * The CDK app: `npx cdk synth`, `npx cdk deploy 'Staging/*'`, `npx cdk deploy 'Production/*'`.
- * Account and region come from the caller's AWS profile at deploy time (CDK_DEFAULT_*).
+ * Per-deployment settings (account, region, alarm destinations) are read here, once, from CDK
+ * context or the environment (infra/settings.ts) and become part of each stage's typed config.
  */
 import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { type StageConfig, stageConfigs } from "./config";
+import { readStageSettings, SettingsError } from "./settings";
 import { PetStoreStage } from "./stacks/petStoreStack";
 
 export interface BuildAppOptions {
   readonly stages?: readonly StageConfig[];
   readonly acknowledgeNagFindings?: boolean;
   readonly outdir?: string;
+  /** CDK context, as `-c key=value` or cdk.json would give it (tests). */
+  readonly context?: Record<string, unknown>;
+  /** Where settings missing from the context are looked up; nothing by default, so tests are hermetic. */
+  readonly environment?: Readonly<Record<string, string | undefined>>;
 }
 
 export function buildApp(options: BuildAppOptions = {}): { app: App; stages: PetStoreStage[] } {
-  const app = new App(options.outdir ? { outdir: options.outdir } : {});
+  const app = new App({
+    ...(options.outdir ? { outdir: options.outdir } : {}),
+    ...(options.context ? { context: options.context } : {}),
+  });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+  const context = (key: string): unknown => app.node.tryGetContext(key);
   const stages = (options.stages ?? Object.values(stageConfigs)).map(
     (config) =>
       new PetStoreStage(app, config.id, {
-        config,
+        config: { ...config, settings: readStageSettings(config.stage, context, options.environment ?? {}) },
         ...(options.acknowledgeNagFindings === undefined
           ? {}
           : { acknowledgeNagFindings: options.acknowledgeNagFindings }),
@@ -29,5 +39,12 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  buildApp().app.synth();
+  try {
+    buildApp({ environment: process.env }).app.synth();
+  } catch (error) {
+    // A settings mistake is the engineer's to fix: one line, not a stack trace.
+    if (!(error instanceof SettingsError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
 }

@@ -6,6 +6,7 @@ import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { LogLevel } from "../lib/observability/logger";
 import { type DeployedStage, deployedStages } from "./deployment";
+import { type StageSettings, unconfiguredSettings } from "./settings";
 import type { MonitoringConfig } from "./stacks/monitoring";
 
 /** `id`, `stage` and `stackName` come from infra/deployment.ts, which the CLIs read too. */
@@ -31,6 +32,8 @@ export interface StageConfig extends DeployedStage {
   /** What happens to log groups when the stage is destroyed. */
   readonly logRemovalPolicy: RemovalPolicy;
   readonly monitoring: MonitoringConfig;
+  /** Account, region and alarm destinations, set per deployment (infra/settings.ts); none by default. */
+  readonly settings: StageSettings;
 }
 
 export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
@@ -42,6 +45,7 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
     logRetention: RetentionDays.TWO_WEEKS,
     logRemovalPolicy: RemovalPolicy.DESTROY,
     monitoring: { alarmEmails: [], serverErrorRate: 0.05, p99LatencyMs: 2000, functionErrors: 5, authFailures: 200 },
+    settings: unconfiguredSettings,
   },
   Production: {
     ...deployedStages.prod,
@@ -51,5 +55,6 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
     logRetention: RetentionDays.THREE_MONTHS,
     logRemovalPolicy: RemovalPolicy.RETAIN,
     monitoring: { alarmEmails: [], serverErrorRate: 0.01, p99LatencyMs: 1000, functionErrors: 1, authFailures: 100 },
+    settings: unconfiguredSettings,
   },
 };
