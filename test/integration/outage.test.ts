@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterEach, describe, expect, it } from "vitest";
-import { type EmbeddedDynamo, ensureTable, startEmbeddedDynamo } from "../../infra/local/dynamo";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import type { Pet } from "../../lib/contract/schemas";
+import { type EmbeddedDynamo, ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
 import { freePort, type RunningProcess, runScript } from "../support/processes";
 
 const CLIENTS = 6;
@@ -59,7 +59,7 @@ describe("DynamoDB stopped and restarted under npm start", () => {
       TABLE,
     );
     const key = generateApiKey("local");
-    const server = runScript("infra/local/main.ts", [], {
+    const server = runScript("local/main.ts", [], {
       cwd: dataDir,
       env: {
         PORT: String(await freePort()),

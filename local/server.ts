@@ -9,16 +9,16 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
 import type { APIGatewayProxyResult, Context } from "aws-lambda";
-import type { ErrorCode } from "../../lib/contract/schemas";
-import type { ProxyHandler } from "../../lib/http/apiHandler";
-import { errorResult } from "../../lib/http/middleware/errorResponse";
-import { COMMON_HEADERS } from "../../lib/http/middleware/responseEnvelope";
-import { API_BASE_PATH, type RouteDefinition, routeList } from "../../lib/routes";
-import { localDocs } from "../docs/localDocs";
+import type { ErrorCode } from "../lib/contract/schemas";
+import type { ProxyHandler } from "../lib/http/apiHandler";
+import { errorResult } from "../lib/http/middleware/errorResponse";
+import { COMMON_HEADERS } from "../lib/http/middleware/responseEnvelope";
+import { API_BASE_PATH, type RouteDefinition, routeList } from "../lib/routes";
+import { localDocs } from "./apiDocs";
 import { listen } from "./listen";
 import { toProxyEvent } from "./proxyEvent";
 
-const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
+const projectRoot = fileURLToPath(new URL("../", import.meta.url));
 
 /** Bodies above this are refused before reaching a handler (API Gateway's own cap is 10 MB). */
 const MAX_GATEWAY_BODY_BYTES = 1024 * 1024;

@@ -21,8 +21,8 @@ import type { ProxyHandler } from "../../lib/http/apiHandler";
 import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
 import { DynamoPetRepository } from "../../lib/pets/repository";
-import { ensureTable, startEmbeddedDynamo } from "../local/dynamo";
-import { toProxyEvent } from "../local/proxyEvent";
+import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
+import { toProxyEvent } from "../../local/proxyEvent";
 import { benchDir, projectRoot } from "./build";
 import { median, percentile, round } from "./stats";
 

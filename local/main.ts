@@ -9,10 +9,10 @@
 import { parseArgs } from "node:util";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { apiKeyPrefix, hasApiKeyShape, hashApiKey, issueApiKey } from "../../lib/auth/apiKeys";
-import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
-import { API_BASE_PATH } from "../../lib/routes";
-import { DOCS_PATH, OPENAPI_PATH } from "../docs/localDocs";
+import { apiKeyPrefix, hasApiKeyShape, hashApiKey, issueApiKey } from "../lib/auth/apiKeys";
+import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
+import { API_BASE_PATH } from "../lib/routes";
+import { DOCS_PATH, OPENAPI_PATH } from "./apiDocs";
 import { type EmbeddedDynamo, ensureTable, startEmbeddedDynamo } from "./dynamo";
 import { type LocalApi, startLocalApi } from "./server";
 import {

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { routes } from "../../lib/routes";
+import { routes } from "../lib/routes";
 
 export interface SmokeOptions {
   /** The stage's base URL, ending in /v1. */

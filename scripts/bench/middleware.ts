@@ -21,7 +21,7 @@ import { InMemoryIdempotencyStore } from "../../lib/idempotency/inMemoryStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
 import { InMemoryPetRepository } from "../../lib/pets/inMemoryRepository";
 import type { OperationId } from "../../lib/routes";
-import { toProxyEvent } from "../local/proxyEvent";
+import { toProxyEvent } from "../../local/proxyEvent";
 import { median, percentile, round } from "./stats";
 
 /** Keys in a Map: the verifier (hashing, shape check, cache) is the real one. */

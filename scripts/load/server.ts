@@ -28,7 +28,7 @@ export interface LoadTarget {
 
 export async function startServer(): Promise<LoadTarget> {
   const key = generateApiKey("local");
-  const child = spawn(`${projectRoot}node_modules/.bin/tsx`, [`${projectRoot}infra/local/main.ts`, "--in-memory"], {
+  const child = spawn(`${projectRoot}node_modules/.bin/tsx`, [`${projectRoot}local/main.ts`, "--in-memory"], {
     cwd: projectRoot,
     // Its own process group, so that stopping it also ends the node process tsx starts.
     detached: true,

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { APIGatewayProxyEvent } from "aws-lambda";
-import { API_BASE_PATH } from "../../lib/routes";
+import { API_BASE_PATH } from "../lib/routes";
 
 export interface HttpRequestParts {
   readonly method: string;

@@ -12,8 +12,8 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
-import { ensureTable, startEmbeddedDynamo } from "../local/dynamo";
-import { toProxyEvent } from "../local/proxyEvent";
+import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
+import { toProxyEvent } from "../../local/proxyEvent";
 import type { Bundle } from "./build";
 
 const invoker = fileURLToPath(new URL("./invokeBundle.mjs", import.meta.url));

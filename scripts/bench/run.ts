@@ -78,7 +78,7 @@ const METHODS = {
     "node_modules to fall back on). Figure = import time minus the same round's empty-module import time; " +
     "median and p90 over rounds. Ratio = median over rounds of function / baseline in the same round " +
     "(the ratio of the two medians is shown beside it), where baseline is " +
-    "infra/bench/baselineHandler.ts (same DynamoDB document client, one GetItem, no Middy, no project code), " +
+    "scripts/bench/baselineHandler.ts (same DynamoDB document client, one GetItem, no Middy, no project code), " +
     "built with the same options. Import only: Lambda's runtime bootstrap and the first request's " +
     "connection and credential setup are not included.",
   coldStartCpu:
@@ -86,10 +86,10 @@ const METHODS = {
     "around the import instead of wall time: less disturbed by other work on a shared machine, but it " +
     "counts V8's background compile and GC threads too. Informational; the target is on wall time.",
   observability:
-    "infra/bench/observabilityEntry.ts (lib/observability and the request-telemetry middleware, set up as " +
+    "scripts/bench/observabilityEntry.ts (lib/observability and the request-telemetry middleware, set up as " +
     "at cold start) built with the same options, imported in the same interleaved rounds; import time " +
     "minus the empty module's. Its code alone: minus instead, round by round, the import of an empty entry " +
-    "built with the same options (infra/bench/emptyEntry.ts: only the banner every bundle carries). Per request: p50 of the handler with telemetry minus the same handler " +
+    "built with the same options (scripts/bench/emptyEntry.ts: only the banner every bundle carries). Per request: p50 of the handler with telemetry minus the same handler " +
     "without it (log and metric lines built, written to a no-op).",
   middleware:
     `Warm, in-process: ${iterations} timed invocations per side after a warm-up, the sides interleaved ` +

@@ -12,9 +12,9 @@ import { chromium, type Page } from "playwright-core";
 import { API_TAG } from "../../lib/contract/openapi";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
 import { routeList, routes } from "../../lib/routes";
-import { startLocalApi } from "../local/server";
+import { DOCS_PATH } from "../../local/apiDocs";
+import { startLocalApi } from "../../local/server";
 import { writeOpenApiDocument, writeReferencePage } from "./build";
-import { DOCS_PATH } from "./localDocs";
 import { projectRoot, screenshotDir } from "./paths";
 
 const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";

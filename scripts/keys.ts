@@ -16,10 +16,10 @@ import {
 } from "@aws-sdk/client-cloudformation";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { issueApiKey } from "../../lib/auth/apiKeys";
-import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
-import { KEY_CACHE_TTL_MS } from "../../lib/auth/verifier";
-import { type DeployedStageName, deployedStages, STACK_OUTPUTS } from "../deployment";
+import { type DeployedStageName, deployedStages, STACK_OUTPUTS } from "../infra/deployment";
+import { issueApiKey } from "../lib/auth/apiKeys";
+import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
+import { KEY_CACHE_TTL_MS } from "../lib/auth/verifier";
 import { ensureTable, startEmbeddedDynamo } from "../local/dynamo";
 import { DEFAULT_DYNAMODB_PORT, LOCAL_DATA_DIR, LOCAL_HOST, LOCAL_REGION, LOCAL_TABLE_NAME } from "../local/settings";
 

@@ -2,8 +2,8 @@
 import { mkdir, rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
+import { lambdaEsbuildOptions } from "../../infra/bundling";
 import { routeList } from "../../lib/routes";
-import { lambdaEsbuildOptions } from "../bundling";
 
 export const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const benchDir = `${projectRoot}.bench`;
@@ -66,8 +66,8 @@ export async function buildBundles(): Promise<Bundle[]> {
   await mkdir(bundleDir, { recursive: true });
   return Promise.all([
     ...routeList.map((route) => buildOne(route.operationId, "function", route.handlerFile)),
-    buildOne("baseline", "baseline", "infra/bench/baselineHandler.ts"),
-    buildOne("observability", "observability", "infra/bench/observabilityEntry.ts"),
-    buildOne("emptyBundle", "reference", "infra/bench/emptyEntry.ts"),
+    buildOne("baseline", "baseline", "scripts/bench/baselineHandler.ts"),
+    buildOne("observability", "observability", "scripts/bench/observabilityEntry.ts"),
+    buildOne("emptyBundle", "reference", "scripts/bench/emptyEntry.ts"),
   ]);
 }

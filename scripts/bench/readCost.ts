@@ -16,8 +16,8 @@ import { itemKeys } from "../../lib/db/table";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
 import type { Dependencies } from "../../lib/http/types";
 import { DynamoPetRepository, petItem } from "../../lib/pets/repository";
-import { ensureTable, startEmbeddedDynamo } from "../local/dynamo";
-import { toProxyEvent } from "../local/proxyEvent";
+import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
+import { toProxyEvent } from "../../local/proxyEvent";
 import { round } from "./stats";
 
 const TABLE = "petstore-bench-reads";

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { buildOpenApiDocument } from "../../lib/contract/openapi";
+import { buildOpenApiDocument } from "../lib/contract/openapi";
 
 export const OPENAPI_PATH = "/openapi.json";
 export const DOCS_PATH = "/docs";

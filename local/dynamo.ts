@@ -6,7 +6,7 @@ import {
   ResourceInUseException,
 } from "@aws-sdk/client-dynamodb";
 import dynalite from "dynalite";
-import { createTableInput } from "../../lib/db/table";
+import { createTableInput } from "../lib/db/table";
 import { listen } from "./listen";
 
 export interface EmbeddedDynamo {
