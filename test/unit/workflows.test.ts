@@ -109,6 +109,14 @@ describe("deploy workflow agrees with infra/deployment.ts", () => {
     }
   });
 
+  it("shows each stage's reviewers their diff from the job before: each job previews the next stage", () => {
+    for (const [index, stage] of stages.entries()) {
+      expect(jobOf(stage.githubEnvironment)?.with["preview-environment"], stage.githubEnvironment).toBe(
+        stages[index + 1]?.githubEnvironment,
+      );
+    }
+  });
+
   it("runs every stage through the same steps, passing only inputs they declare and all they require", () => {
     for (const job of jobs) {
       const passed = Object.keys(job.with);
