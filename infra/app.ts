@@ -7,6 +7,12 @@ import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { type StageConfig, stageConfigs } from "./config";
 import { readStageSettings, SettingsError } from "./settings";
+import {
+  DELIVERY_ACCESS_STACK_NAME,
+  DeliveryAccessStack,
+  DeliveryConfigError,
+  deliveryAccessConfigFromContext,
+} from "./stacks/deliveryAccessStack";
 import { PetStoreStage } from "./stacks/petStoreStack";
 
 export interface BuildAppOptions {
@@ -26,6 +32,8 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   const context = (key: string): unknown => app.node.tryGetContext(key);
+  // GitHub Actions deploy roles (docs/delivery.md): only when the context names the repository.
+  const deliveryAccess = deliveryAccessConfigFromContext(context);
   const stages = (options.stages ?? Object.values(stageConfigs)).map(
     (config) =>
       new PetStoreStage(app, config.id, {
@@ -35,6 +43,12 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
           : { acknowledgeNagFindings: options.acknowledgeNagFindings }),
       }),
   );
+  if (deliveryAccess) {
+    new DeliveryAccessStack(app, DELIVERY_ACCESS_STACK_NAME, {
+      config: deliveryAccess,
+      description: "GitHub Actions OIDC deploy roles of the Pet Store API stages",
+    });
+  }
   return { app, stages };
 }
 
@@ -43,8 +57,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     buildApp({ environment: process.env }).app.synth();
   } catch (error) {
     // A settings mistake is the engineer's to fix: one line, not a stack trace.
-    if (!(error instanceof SettingsError)) throw error;
+    if (!(error instanceof SettingsError || error instanceof DeliveryConfigError)) throw error;
     console.error(error.message);
-    process.exit(1);
+    process.exitCode = 1;
   }
 }
