@@ -7,6 +7,8 @@ import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { type StageConfig, stageConfigs } from "./config";
 import { readStageSettings, SettingsError } from "./settings";
+import { addAccountStacks } from "./stacks/accountStack";
+import { enforceControlTowerControls } from "./stacks/controlTower";
 import { PetStoreStage } from "./stacks/petStoreStack";
 
 export interface BuildAppOptions {
@@ -35,6 +37,12 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
           : { acknowledgeNagFindings: options.acknowledgeNagFindings }),
       }),
   );
+  addAccountStacks(
+    app,
+    stages.map((stage) => stage.config.settings),
+    options.acknowledgeNagFindings === undefined ? {} : { acknowledgeNagFindings: options.acknowledgeNagFindings },
+  );
+  enforceControlTowerControls(app);
   return { app, stages };
 }
 
