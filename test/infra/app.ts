@@ -23,6 +23,7 @@ export function synthesizedStages(
   }
   return {
     failure,
+    app,
     stages,
     template: (id: string) => {
       const stage = stages.find((candidate) => candidate.node.id === id);
