@@ -280,7 +280,8 @@ export interface PetStoreStageProps extends StageProps {
  * its stack is pinned there: the CDK CLI deploys it only with credentials for that account (or a
  * role that account's bootstrap trusts), and refuses otherwise before any change is made. Without
  * them, it deploys wherever the credentials point (and synthesizes offline).
- * https://docs.aws.amazon.com/cdk/v2/guide/environments.html
+ * https://docs.aws.amazon.com/cdk/v2/guide/environments.html; the CLI's refusal ("Need to perform AWS
+ * calls for account …, but the current credentials are for …"): https://github.com/aws/aws-cdk/issues/3322
  */
 export class PetStoreStage extends Stage {
   readonly stack: PetStoreStack;
