@@ -7,6 +7,8 @@ import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { type StageConfig, stageConfigs } from "./config";
 import { readStageSettings, SettingsError } from "./settings";
+import { addAccountStacks } from "./stacks/accountStack";
+import { enforceControlTowerControls } from "./stacks/controlTower";
 import {
   DELIVERY_ACCESS_STACK_NAME,
   DeliveryAccessStack,
@@ -49,6 +51,12 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
       description: "GitHub Actions OIDC deploy roles of the Pet Store API stages",
     });
   }
+  addAccountStacks(
+    app,
+    stages.map((stage) => stage.config.settings),
+    options.acknowledgeNagFindings === undefined ? {} : { acknowledgeNagFindings: options.acknowledgeNagFindings },
+  );
+  enforceControlTowerControls(app);
   return { app, stages };
 }
 
