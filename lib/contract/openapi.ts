@@ -42,7 +42,7 @@ export interface OpenApiDocument extends JsonObject {
   };
 }
 
-/** The one code each status answers with (README "Errors"). */
+/** The one code each status answers with (docs/api.md, "Errors"). */
 export const errorCodeByStatus = {
   400: "invalid_request",
   401: "unauthorized",
