@@ -1,13 +1,22 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * By default a test's output (the handlers' request logs and metrics, CDK's bundling lines, console
+ * calls) is printed only if that test fails; TEST_LOGS=1 prints everything as it happens.
+ */
+const showTestLogs = /^(1|true|yes)$/i.test(process.env.TEST_LOGS ?? "");
+/** First in every project's setup files: see test/support/quietOutput.ts. */
+const quietOutput = showTestLogs ? [] : ["test/support/quietOutput.ts"];
+
 export default defineConfig({
   test: {
+    silent: showTestLogs ? false : "passed-only",
     projects: [
       {
         test: {
           name: "unit",
           include: ["test/unit/**/*.test.ts"],
-          setupFiles: ["test/support/unitEnv.ts"],
+          setupFiles: [...quietOutput, "test/support/unitEnv.ts"],
         },
       },
       {
@@ -15,7 +24,7 @@ export default defineConfig({
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
           globalSetup: ["test/support/globalSetup.ts"],
-          setupFiles: ["test/support/integrationEnv.ts"],
+          setupFiles: [...quietOutput, "test/support/integrationEnv.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -24,7 +33,7 @@ export default defineConfig({
         test: {
           name: "infra",
           include: ["test/infra/**/*.test.ts"],
-          setupFiles: ["test/support/unitEnv.ts"],
+          setupFiles: [...quietOutput, "test/support/unitEnv.ts"],
           testTimeout: 300_000,
           hookTimeout: 300_000,
         },
