@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { deployedStages, STACK_OUTPUTS } from "../../infra/deployment";
 import { apiKeyPrefix, hashApiKey } from "../../lib/auth/apiKeys";
 import { itemKeys } from "../../lib/db/table";
-import { LOCAL_TABLE_NAME } from "../../local/settings";
+import { DEFAULT_DYNAMODB_PORT, LOCAL_TABLE_NAME, LocalSettingError } from "../../local/settings";
 import { explainFailure, findStageTable, parseKeysArguments, runKeys, UsageError } from "../../scripts/keys";
 
 const cloudFormation = mockClient(CloudFormationClient);
@@ -44,14 +44,57 @@ describe("keys command arguments", () => {
       command: "create",
       name: "ci",
       quiet: false,
-      target: { kind: "local", stage: "local", tableName: "from-env", endpoint: "http://127.0.0.1:9999" },
+      target: {
+        kind: "local",
+        stage: "local",
+        tableName: "from-env",
+        dynamo: { kind: "endpoint", endpoint: "http://127.0.0.1:9999" },
+      },
     });
   });
 
-  it("uses the local table name when nothing else names one", () => {
+  it("looks for npm start's embedded DynamoDB on DYNAMODB_PORT, as npm start chose it", () => {
+    const parsed = parseKeysArguments(["list"], { DYNAMODB_PORT: "8123" });
+
+    expect(parsed).toEqual({
+      command: "list",
+      target: { kind: "local", stage: "local", tableName: LOCAL_TABLE_NAME, dynamo: { kind: "embedded", port: 8123 } },
+    });
+  });
+
+  it("uses the local table name and DynamoDB port when nothing else names them", () => {
     const parsed = parseKeysArguments(["list"], {});
 
-    expect(parsed).toEqual({ command: "list", target: { kind: "local", stage: "local", tableName: LOCAL_TABLE_NAME } });
+    expect(parsed).toEqual({
+      command: "list",
+      target: {
+        kind: "local",
+        stage: "local",
+        tableName: LOCAL_TABLE_NAME,
+        dynamo: { kind: "embedded", port: DEFAULT_DYNAMODB_PORT },
+      },
+    });
+  });
+
+  it("prefers --endpoint to the environment, and names it in messages", () => {
+    const parsed = parseKeysArguments(["list", "--endpoint", "http://127.0.0.1:7000"], {
+      DYNAMODB_ENDPOINT: "http://127.0.0.1:9999",
+    });
+
+    expect(parsed).toMatchObject({
+      target: { dynamo: { kind: "endpoint", endpoint: "http://127.0.0.1:7000" }, endpointSource: "--endpoint" },
+    });
+  });
+
+  it.each([
+    [{ DYNAMODB_PORT: "eight" }, 'DYNAMODB_PORT must be a port number, not "eight".'],
+    [{ DYNAMODB_PORT: "70000" }, 'DYNAMODB_PORT must be a port number, not "70000".'],
+    [{ DYNAMODB_ENDPOINT: "localhost:8000" }, "DYNAMODB_ENDPOINT must be a URL"],
+  ])("refuses the local setting %j in one line", (env, message) => {
+    const parse = () => parseKeysArguments(["list"], env);
+
+    expect(parse).toThrow(LocalSettingError);
+    expect(parse).toThrow(message);
   });
 
   it("targets the staging stack for --stage staging, ignoring local settings from the environment", () => {
@@ -104,6 +147,7 @@ describe("keys command arguments", () => {
     [["create", "--stage", "qa", "--name", "x"], "--stage must be local, staging or prod"],
     [["create", "--stage", "staging", "--endpoint", "http://x", "--name", "x"], "--endpoint is for the local DynamoDB"],
     [["list", "--region", "eu-west-1"], "--region is for a deployed stage"],
+    [["list", "--endpoint", "127.0.0.1:8000"], "--endpoint must be a URL"],
     [["create", "--stage", "prod"], "create needs --name NAME"],
     [["revoke", "--stage", "prod"], "revoke needs the key id"],
     [["rotate"], 'Unknown command "rotate"'],
