@@ -30,13 +30,15 @@ export type LocalDynamoSetting =
   | { readonly kind: "embedded"; readonly port: number };
 
 export function localDynamoSetting(env: NodeJS.ProcessEnv = process.env): LocalDynamoSetting {
-  const endpoint = env.DYNAMODB_ENDPOINT;
-  if (endpoint) {
-    if (!URL.canParse(endpoint))
-      throw new LocalSettingError(`DYNAMODB_ENDPOINT must be a URL such as http://127.0.0.1:8000, not "${endpoint}".`);
-    return { kind: "endpoint", endpoint };
-  }
+  if (env.DYNAMODB_ENDPOINT) return dynamoEndpointSetting(env.DYNAMODB_ENDPOINT, "DYNAMODB_ENDPOINT");
   return { kind: "embedded", port: portSetting("DYNAMODB_PORT", DEFAULT_DYNAMODB_PORT, env) };
+}
+
+/** A DynamoDB endpoint given as `name` (an environment variable or an option): an http(s) URL. */
+export function dynamoEndpointSetting(endpoint: string, name: string): LocalDynamoSetting {
+  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol))
+    throw new LocalSettingError(`${name} must be a URL such as http://127.0.0.1:8000, not "${endpoint}".`);
+  return { kind: "endpoint", endpoint };
 }
 
 /**

@@ -25,6 +25,7 @@ import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { KEY_CACHE_TTL_MS } from "../lib/auth/verifier";
 import { LocalDatabaseError, openLocalDatabase } from "../local/localDatabase";
 import {
+  dynamoEndpointSetting,
   LOCAL_TABLE_NAME,
   type LocalDynamoSetting,
   LocalSettingError,
@@ -113,13 +114,11 @@ export function parseKeysArguments(argv: readonly string[], env: NodeJS.ProcessE
     if (values.region) throw new UsageError("--region is for a deployed stage (--stage staging or prod).");
     const tableName = values.table ?? (env.PETS_TABLE_NAME || LOCAL_TABLE_NAME);
     if (values.endpoint !== undefined) {
-      if (!URL.canParse(values.endpoint))
-        throw new UsageError(`--endpoint must be a URL such as http://127.0.0.1:8000, not "${values.endpoint}".`);
       target = {
         kind: "local",
         stage,
         tableName,
-        dynamo: { kind: "endpoint", endpoint: values.endpoint },
+        dynamo: dynamoEndpointSetting(values.endpoint, "--endpoint"),
         endpointSource: "--endpoint",
       };
     } else target = { kind: "local", stage, tableName, dynamo: localDynamoSetting(env) };

@@ -7,7 +7,14 @@ import { deployedStages, STACK_OUTPUTS } from "../../infra/deployment";
 import { apiKeyPrefix, hashApiKey } from "../../lib/auth/apiKeys";
 import { itemKeys } from "../../lib/db/table";
 import { DEFAULT_DYNAMODB_PORT, LOCAL_TABLE_NAME, LocalSettingError } from "../../local/settings";
-import { explainFailure, findStageTable, parseKeysArguments, runKeys, UsageError } from "../../scripts/keys";
+import {
+  explainFailure,
+  findStageTable,
+  npmBannerWarning,
+  parseKeysArguments,
+  runKeys,
+  UsageError,
+} from "../../scripts/keys";
 
 const cloudFormation = mockClient(CloudFormationClient);
 const dynamo = mockClient(DynamoDBDocumentClient);
@@ -87,11 +94,21 @@ describe("keys command arguments", () => {
   });
 
   it.each([
-    [{ DYNAMODB_PORT: "eight" }, 'DYNAMODB_PORT must be a port number, not "eight".'],
-    [{ DYNAMODB_PORT: "70000" }, 'DYNAMODB_PORT must be a port number, not "70000".'],
-    [{ DYNAMODB_ENDPOINT: "localhost:8000" }, "DYNAMODB_ENDPOINT must be a URL"],
-  ])("refuses the local setting %j in one line", (env, message) => {
-    const parse = () => parseKeysArguments(["list"], env);
+    [[], { DYNAMODB_PORT: "eight" }, 'DYNAMODB_PORT must be a port number, not "eight".'],
+    [[], { DYNAMODB_PORT: "70000" }, 'DYNAMODB_PORT must be a port number, not "70000".'],
+    [
+      [],
+      { DYNAMODB_ENDPOINT: "localhost:8000" },
+      'DYNAMODB_ENDPOINT must be a URL such as http://127.0.0.1:8000, not "localhost:8000".',
+    ],
+    [[], { DYNAMODB_ENDPOINT: "8000" }, "DYNAMODB_ENDPOINT must be a URL"],
+    [
+      ["--endpoint", "127.0.0.1:8000"],
+      {},
+      '--endpoint must be a URL such as http://127.0.0.1:8000, not "127.0.0.1:8000".',
+    ],
+  ])("refuses the local setting %j %j in one line", (options, env, message) => {
+    const parse = () => parseKeysArguments(["list", ...options], env);
 
     expect(parse).toThrow(LocalSettingError);
     expect(parse).toThrow(message);
@@ -147,7 +164,6 @@ describe("keys command arguments", () => {
     [["create", "--stage", "qa", "--name", "x"], "--stage must be local, staging or prod"],
     [["create", "--stage", "staging", "--endpoint", "http://x", "--name", "x"], "--endpoint is for the local DynamoDB"],
     [["list", "--region", "eu-west-1"], "--region is for a deployed stage"],
-    [["list", "--endpoint", "127.0.0.1:8000"], "--endpoint must be a URL"],
     [["create", "--stage", "prod"], "create needs --name NAME"],
     [["revoke", "--stage", "prod"], "revoke needs the key id"],
     [["rotate"], 'Unknown command "rotate"'],
@@ -262,5 +278,22 @@ describe("failures a person can fix", () => {
 
   it("leaves unexpected errors to be shown in full", () => {
     expect(explainFailure(new Error("socket hang up"))).toBeUndefined();
+  });
+});
+
+describe("a key captured through npm", () => {
+  const npmRun = { npm_lifecycle_event: "keys" };
+
+  it("says how to capture only the key when npm, not silenced, also writes its banner to the captured output", () => {
+    expect(npmBannerWarning(npmRun, false)).toContain("KEY=$(npm run -s keys -- create --name NAME --quiet)");
+  });
+
+  it.each([
+    ["npm run -s", { ...npmRun, npm_config_loglevel: "silent" }, false],
+    ["a terminal, where nothing is captured", npmRun, true],
+    ["tsx, without npm", {}, false],
+    ["another npm script", { npm_lifecycle_event: "test" }, false],
+  ] as const)("says nothing when run through %s", (_, env, terminal) => {
+    expect(npmBannerWarning(env, terminal)).toBeUndefined();
   });
 });
