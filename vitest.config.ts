@@ -7,10 +7,12 @@ import { defineConfig } from "vitest/config";
 const showTestLogs = /^(1|true|yes)$/i.test(process.env.TEST_LOGS ?? "");
 /** First in every project's setup files: see test/support/quietOutput.ts. */
 const quietOutput = showTestLogs ? [] : ["test/support/quietOutput.ts"];
+/** Also what test/unit/testOutput.test.ts runs its fixture with. */
+export const testOutput = { silent: showTestLogs ? false : ("passed-only" as const), setupFiles: quietOutput };
 
 export default defineConfig({
   test: {
-    silent: showTestLogs ? false : "passed-only",
+    silent: testOutput.silent,
     projects: [
       {
         test: {
