@@ -2,7 +2,10 @@
 import { describe, expect, it } from "vitest";
 import { projectRoot, runToEnd } from "../support/processes";
 
-describe("npm run lint:openapi", () => {
+/** Child processes on a busy machine can take longer than the unit tests' default 5 s. */
+const CHILD_PROCESS_TIMEOUT_MS = 60_000;
+
+describe("npm run lint:openapi", { timeout: CHILD_PROCESS_TIMEOUT_MS }, () => {
   it("prints Redocly's verdict without its Node end-of-life box", async () => {
     const { code, output } = await runToEnd("scripts/docs/lint.ts", [], { cwd: projectRoot });
 

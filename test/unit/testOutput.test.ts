@@ -6,6 +6,9 @@ import { execFile } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { projectRoot } from "../support/processes";
 
+/** Child processes on a busy machine can take longer than the unit tests' default 5 s. */
+const CHILD_PROCESS_TIMEOUT_MS = 60_000;
+
 async function runFixture(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   // The outer Vitest's own variables would make the inner one think it runs inside a worker.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("VITEST")));
@@ -19,7 +22,7 @@ async function runFixture(env: Record<string, string>): Promise<{ code: number |
   });
 }
 
-describe("test output", () => {
+describe("test output", { timeout: CHILD_PROCESS_TIMEOUT_MS }, () => {
   it("shows a failing test's failure and its own output, and nothing a passing test wrote", async () => {
     const { code, output } = await runFixture({});
 
