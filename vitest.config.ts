@@ -13,6 +13,9 @@ export const testOutput = { silent: showTestLogs ? false : ("passed-only" as con
 export default defineConfig({
   test: {
     silent: testOutput.silent,
+    // Tests are listed one by one only when they fail or take longer than this: integration tests
+    // that start processes routinely take seconds, and listing them all buried the summary.
+    slowTestThreshold: 10_000,
     projects: [
       {
         test: {

@@ -24,7 +24,7 @@ export class LocalDatabaseError extends Error {}
 
 export interface LocalDatabase {
   readonly client: DynamoDBClient;
-  /** What it is, for messages: "the data folder .data/dynamodb", "this folder's npm start (DynamoDB port 8000)". */
+  /** What it is, for messages: "the data folder .data/dynamodb", "this folder's npm start (DynamoDB port 8000)", the endpoint. */
   readonly description: string;
   close(): Promise<void>;
 }

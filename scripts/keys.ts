@@ -177,7 +177,8 @@ export async function findStageTable(cloudFormation: CloudFormationClient, stack
 
 interface OpenedStore {
   readonly store: DynamoApiKeyStore;
-  readonly tableName: string;
+  /** Where the keys are, for the create message: "on staging (table …)", "in the data folder …". */
+  readonly where: string;
   close(): Promise<void>;
 }
 
@@ -189,14 +190,14 @@ async function openStore(target: KeysTarget): Promise<OpenedStore> {
     const client = new DynamoDBClient(clientConfig);
     return {
       store: new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), tableName),
-      tableName,
+      where: `on ${target.stage} (table ${tableName})`,
       close: async () => client.destroy(),
     };
   }
   const database = await openLocalDatabase(target.dynamo, target.tableName, target.endpointSource);
   return {
     store: new DynamoApiKeyStore(DynamoDBDocumentClient.from(database.client), target.tableName),
-    tableName: target.tableName,
+    where: `in ${database.description}`,
     close: () => database.close(),
   };
 }
@@ -242,8 +243,9 @@ export async function runKeys(
           if (notice) warn(notice);
           print(key);
         } else {
-          const where = target.kind === "deployed" ? ` on ${target.stage} (table ${opened.tableName})` : "";
-          print(`Created ${record.keyId} (${record.name})${where}. The key is shown once; store it now:\n${key}`);
+          print(
+            `Created ${record.keyId} (${record.name}) ${opened.where}. The key is shown once; store it now:\n${key}`,
+          );
         }
         return;
       }

@@ -121,7 +121,7 @@ describe("npm run keys and a running npm start", () => {
     const listedThere = await keys(["list"], otherFolder);
 
     expect(result.code).toBe(0);
-    expect(result.output).toContain("Created key_");
+    expect(result.output).toMatch(/^Created key_\w+ \(other folder\) in the data folder .data\/dynamodb\./);
     expect(listedThere.output).toContain("other folder");
     expect(existsSync(join(otherFolder, ".data/dynamodb"))).toBe(true);
     expect(await namesInNpmStart()).not.toContain("other folder");
@@ -165,6 +165,7 @@ describe("npm run keys without a running npm start", () => {
     const listed = await keys(["list"], cwd, { DYNAMODB_PORT: String(unrelated.port) });
 
     expect(created.code).toBe(0);
+    expect(created.output).toContain("in the data folder .data/dynamodb.");
     expect(listed.output).toContain("from the data folder");
     expect(existsSync(join(cwd, ".data/dynamodb"))).toBe(true);
     expect(unrelated.requests()).toBe(0);
