@@ -1,13 +1,27 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * By default a test's output (the handlers' request logs and metrics, CDK's bundling lines, console
+ * calls) is printed only if that test fails; TEST_LOGS=1 prints everything as it happens.
+ */
+const showTestLogs = /^(1|true|yes)$/i.test(process.env.TEST_LOGS ?? "");
+/** First in every project's setup files: see test/support/quietOutput.ts. */
+const quietOutput = showTestLogs ? [] : ["test/support/quietOutput.ts"];
+/** Also what test/unit/testOutput.test.ts runs its fixture with. */
+export const testOutput = { silent: showTestLogs ? false : ("passed-only" as const), setupFiles: quietOutput };
+
 export default defineConfig({
   test: {
+    silent: testOutput.silent,
+    // Tests are listed one by one only when they fail or take longer than this: integration tests
+    // that start processes routinely take seconds, and listing them all buried the summary.
+    slowTestThreshold: 10_000,
     projects: [
       {
         test: {
           name: "unit",
           include: ["test/unit/**/*.test.ts"],
-          setupFiles: ["test/support/unitEnv.ts"],
+          setupFiles: [...quietOutput, "test/support/unitEnv.ts"],
         },
       },
       {
@@ -15,7 +29,7 @@ export default defineConfig({
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
           globalSetup: ["test/support/globalSetup.ts"],
-          setupFiles: ["test/support/integrationEnv.ts"],
+          setupFiles: [...quietOutput, "test/support/integrationEnv.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -24,7 +38,7 @@ export default defineConfig({
         test: {
           name: "infra",
           include: ["test/infra/**/*.test.ts"],
-          setupFiles: ["test/support/unitEnv.ts"],
+          setupFiles: [...quietOutput, "test/support/unitEnv.ts"],
           testTimeout: 300_000,
           hookTimeout: 300_000,
         },

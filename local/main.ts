@@ -14,30 +14,23 @@ import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { API_BASE_PATH } from "../lib/routes";
 import { DOCS_PATH, OPENAPI_PATH } from "./apiDocs";
 import { type EmbeddedDynamo, ensureTable, startEmbeddedDynamo } from "./dynamo";
+import { type Announcement, announceNpmStart } from "./npmStartMarker";
 import { type LocalApi, startLocalApi } from "./server";
 import {
   DEFAULT_API_PORT,
-  DEFAULT_DYNAMODB_PORT,
   LOCAL_DATA_DIR,
   LOCAL_HOST,
   LOCAL_REGION,
   LOCAL_TABLE_NAME,
+  LocalSettingError,
+  localDynamoSetting,
+  portSetting,
+  silenceSdkNodeVersionWarning,
 } from "./settings";
 
-// The SDK's notice about Node 20 concerns this machine, not the API: the deployed functions run on
-// Node 24. Left on, it is the first thing a developer reads after `npm start`.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+silenceSdkNodeVersionWarning();
 
 class StartupError extends Error {}
-
-function portFrom(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new StartupError(`${name} must be a port number, not "${raw}".`);
-  return port;
-}
 
 function isAddressInUse(error: unknown): boolean {
   return (error as { code?: unknown })?.code === "EADDRINUSE";
@@ -69,23 +62,26 @@ async function main(): Promise<void> {
   } catch (error) {
     throw new StartupError(`${(error as Error).message}. Usage: npm start [-- --in-memory]`);
   }
-  const apiPort = portFrom("PORT", DEFAULT_API_PORT);
+  const apiPort = portSetting("PORT", DEFAULT_API_PORT);
   const tableName = process.env.PETS_TABLE_NAME || LOCAL_TABLE_NAME;
   let embedded: EmbeddedDynamo | undefined;
   let api: LocalApi | undefined;
+  let announcement: Announcement | undefined;
 
   const shutdown = async (signal: string) => {
     console.log(`\n${signal}: finishing requests in flight, then closing the database...`);
     await api?.close();
+    await announcement?.withdraw();
     await embedded?.close();
     process.exit(0);
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
 
-  let endpoint = process.env.DYNAMODB_ENDPOINT;
-  if (!endpoint) {
-    const dynamoPort = portFrom("DYNAMODB_PORT", DEFAULT_DYNAMODB_PORT);
+  const dynamo = localDynamoSetting();
+  let endpoint: string;
+  if (dynamo.kind === "embedded") {
+    const dynamoPort = dynamo.port;
     try {
       embedded = await startEmbeddedDynamo({
         host: LOCAL_HOST,
@@ -101,7 +97,7 @@ async function main(): Promise<void> {
       throw error;
     }
     endpoint = embedded.endpoint;
-  }
+  } else endpoint = dynamo.endpoint;
 
   // On a terminal, one readable line per request; otherwise the JSON the deployed stages log.
   const pretty = Boolean(process.stdout.isTTY);
@@ -119,6 +115,14 @@ async function main(): Promise<void> {
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
   });
   await ensureTable(client, tableName);
+  // So that `npm run keys` can tell this npm start's database from whatever else answers on its port.
+  if (embedded) {
+    announcement = await announceNpmStart(client, {
+      endpoint,
+      tableName,
+      dataDir: values["in-memory"] ? null : LOCAL_DATA_DIR,
+    });
+  }
   const { key, pinned } = await localApiKey(new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), tableName));
 
   try {
@@ -133,6 +137,7 @@ async function main(): Promise<void> {
         ),
     });
   } catch (error) {
+    await announcement?.withdraw();
     await embedded?.close();
     if (isAddressInUse(error))
       throw new StartupError(`Port ${apiPort} is in use; stop what uses it or set PORT to another port.`);
@@ -162,6 +167,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof StartupError ? `npm start: ${error.message}` : error);
+  console.error(
+    error instanceof StartupError || error instanceof LocalSettingError ? `npm start: ${error.message}` : error,
+  );
   process.exit(1);
 });

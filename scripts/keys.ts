@@ -6,6 +6,9 @@
  *   npm run keys -- create --name NAME [--quiet] [--stage staging|prod [--table NAME] [--region R]]
  *   npm run keys -- list [--stage …]
  *   npm run keys -- revoke KEY_ID [--stage …]
+ *
+ * The local database is found as `npm start` found its own, and checked before anything is
+ * written (local/localDatabase.ts).
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -17,27 +20,52 @@ import {
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { type DeployedStageName, deployedStages, STACK_OUTPUTS } from "../infra/deployment";
-import { issueApiKey } from "../lib/auth/apiKeys";
+import { type ApiKeyRecord, issueApiKey } from "../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { KEY_CACHE_TTL_MS } from "../lib/auth/verifier";
-import { ensureTable, startEmbeddedDynamo } from "../local/dynamo";
-import { DEFAULT_DYNAMODB_PORT, LOCAL_DATA_DIR, LOCAL_HOST, LOCAL_REGION, LOCAL_TABLE_NAME } from "../local/settings";
+import { LocalDatabaseError, openLocalDatabase } from "../local/localDatabase";
+import {
+  dynamoEndpointSetting,
+  LOCAL_TABLE_NAME,
+  type LocalDynamoSetting,
+  LocalSettingError,
+  localDynamoSetting,
+  silenceSdkNodeVersionWarning,
+} from "../local/settings";
+
+/** The columns of `keys list`, in order; the usage text names them from here. */
+const listColumns: readonly { readonly title: string; readonly value: (record: ApiKeyRecord) => string }[] = [
+  { title: "ID", value: (record) => record.keyId },
+  { title: "NAME", value: (record) => record.name },
+  { title: "CREATED", value: (record) => record.createdAt },
+  { title: "REVOKED", value: (record) => record.revokedAt ?? "-" },
+];
 
 const usage = `Usage:
-  npm run keys -- create --name NAME [--quiet]   issue a key; prints it once (--quiet: only the key)
-  npm run keys -- list                           list keys (id, name, created, revoked)
+  npm run keys -- create --name NAME [--quiet]   issue a key; prints it once (--quiet: only the key, for
+                                                 KEY=$(npm run -s keys -- create --name NAME --quiet))
+  npm run keys -- list                           list keys: ${listColumns.map((column) => column.title.toLowerCase()).join(", ")}
   npm run keys -- revoke KEY_ID                  revoke a key; it stops working within ${(2 * KEY_CACHE_TTL_MS) / 1000} s
 Options:
   --stage STAGE    local (default), staging or prod: a deployed stage is reached with your AWS
                    credentials, its table found in the outputs of stack ${deployedStages.staging.stackName} or ${deployedStages.prod.stackName}
   --table NAME     the table (local default: PETS_TABLE_NAME, or ${LOCAL_TABLE_NAME}; deployed: from the stack)
   --region REGION  AWS region of a deployed stage (default: your AWS configuration)
-  --endpoint URL   local only: a DynamoDB-compatible endpoint (default: DYNAMODB_ENDPOINT, or the local one)`;
+  --endpoint URL   local only: a DynamoDB-compatible endpoint holding the table (default: DYNAMODB_ENDPOINT)
+Locally, as npm start: DYNAMODB_ENDPOINT, else this folder's running npm start on DYNAMODB_PORT (8000), else
+the data in .data/ directly.`;
 
 export class UsageError extends Error {}
 
 export type KeysTarget =
-  | { readonly kind: "local"; readonly stage: "local"; readonly tableName: string; readonly endpoint?: string }
+  | {
+      readonly kind: "local";
+      readonly stage: "local";
+      readonly tableName: string;
+      readonly dynamo: LocalDynamoSetting;
+      /** Where an endpoint came from, for messages: --endpoint or DYNAMODB_ENDPOINT. */
+      readonly endpointSource?: string;
+    }
   | {
       readonly kind: "deployed";
       readonly stage: DeployedStageName;
@@ -84,13 +112,16 @@ export function parseKeysArguments(argv: readonly string[], env: NodeJS.ProcessE
   let target: KeysTarget;
   if (stage === "local") {
     if (values.region) throw new UsageError("--region is for a deployed stage (--stage staging or prod).");
-    const endpoint = values.endpoint ?? (env.DYNAMODB_ENDPOINT || undefined);
-    target = {
-      kind: "local",
-      stage,
-      tableName: values.table ?? (env.PETS_TABLE_NAME || LOCAL_TABLE_NAME),
-      ...(endpoint ? { endpoint } : {}),
-    };
+    const tableName = values.table ?? (env.PETS_TABLE_NAME || LOCAL_TABLE_NAME);
+    if (values.endpoint !== undefined) {
+      target = {
+        kind: "local",
+        stage,
+        tableName,
+        dynamo: dynamoEndpointSetting(values.endpoint, "--endpoint"),
+        endpointSource: "--endpoint",
+      };
+    } else target = { kind: "local", stage, tableName, dynamo: localDynamoSetting(env) };
   } else {
     if (values.endpoint) {
       throw new UsageError(
@@ -144,22 +175,10 @@ export async function findStageTable(cloudFormation: CloudFormationClient, stack
   return output.OutputValue;
 }
 
-/** The local DynamoDB: the running `npm start` one, or the data folder opened directly. */
-async function localDynamo(endpoint: string | undefined): Promise<{ endpoint: string; close: () => Promise<void> }> {
-  if (endpoint) return { endpoint, close: async () => undefined };
-  const running = `http://${LOCAL_HOST}:${DEFAULT_DYNAMODB_PORT}`;
-  try {
-    await fetch(running, { method: "POST", signal: AbortSignal.timeout(500) });
-    return { endpoint: running, close: async () => undefined };
-  } catch {
-    const embedded = await startEmbeddedDynamo({ host: LOCAL_HOST, port: 0, path: LOCAL_DATA_DIR });
-    return embedded;
-  }
-}
-
 interface OpenedStore {
   readonly store: DynamoApiKeyStore;
-  readonly tableName: string;
+  /** Where the keys are, for the create message: "on staging (table …)", "in the data folder …". */
+  readonly where: string;
   close(): Promise<void>;
 }
 
@@ -171,34 +190,42 @@ async function openStore(target: KeysTarget): Promise<OpenedStore> {
     const client = new DynamoDBClient(clientConfig);
     return {
       store: new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), tableName),
-      tableName,
+      where: `on ${target.stage} (table ${tableName})`,
       close: async () => client.destroy(),
     };
   }
-  const dynamo = await localDynamo(target.endpoint);
-  const client = new DynamoDBClient({
-    region: LOCAL_REGION,
-    endpoint: dynamo.endpoint,
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
-  try {
-    await ensureTable(client, target.tableName);
-  } catch (error) {
-    await dynamo.close();
-    throw error;
-  }
+  const database = await openLocalDatabase(target.dynamo, target.tableName, target.endpointSource);
   return {
-    store: new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), target.tableName),
-    tableName: target.tableName,
-    close: async () => {
-      client.destroy();
-      await dynamo.close();
-    },
+    store: new DynamoApiKeyStore(DynamoDBDocumentClient.from(database.client), target.tableName),
+    where: `in ${database.description}`,
+    close: () => database.close(),
   };
 }
 
-/** Runs one command; `print` receives each line of output. */
-export async function runKeys(argv: readonly string[], print: (line: string) => void = console.log): Promise<void> {
+/**
+ * `npm run keys` without -s writes its "> petstore-api@1.0.0 keys" banner to stdout too, so
+ * KEY=$(npm run keys -- create … --quiet) captures more than the key. npm tells its scripts its log
+ * level; when the output is captured (not a terminal) and npm was not silenced, say so on stderr.
+ */
+export function npmBannerWarning(env: NodeJS.ProcessEnv, stdoutIsTerminal: boolean): string | undefined {
+  if (stdoutIsTerminal || env.npm_lifecycle_event !== "keys" || env.npm_config_loglevel === "silent") return undefined;
+  return "keys: npm also printed its banner to standard output; to capture only the key: KEY=$(npm run -s keys -- create --name NAME --quiet)";
+}
+
+/** Aligned columns with a header row; the last column is not padded. */
+function table(rows: readonly (readonly string[])[]): string[] {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
+  return rows.map((row) =>
+    row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join("  "),
+  );
+}
+
+/** Runs one command; `print` receives each line of output, `warn` each notice for stderr. */
+export async function runKeys(
+  argv: readonly string[],
+  print: (line: string) => void = console.log,
+  warn: (line: string) => void = console.error,
+): Promise<void> {
   const parsed = parseKeysArguments(argv);
   if (parsed.command === "help") {
     print(usage);
@@ -211,26 +238,25 @@ export async function runKeys(argv: readonly string[], print: (line: string) => 
     switch (parsed.command) {
       case "create": {
         const { key, record } = await issueApiKey(store, target.stage, parsed.name);
-        if (parsed.quiet) print(key);
-        else {
-          const where = target.kind === "deployed" ? ` on ${target.stage} (table ${opened.tableName})` : "";
-          print(`Created ${record.keyId} (${record.name})${where}. The key is shown once; store it now:\n${key}`);
+        if (parsed.quiet) {
+          const notice = npmBannerWarning(process.env, Boolean(process.stdout.isTTY));
+          if (notice) warn(notice);
+          print(key);
+        } else {
+          print(
+            `Created ${record.keyId} (${record.name}) ${opened.where}. The key is shown once; store it now:\n${key}`,
+          );
         }
         return;
       }
       case "list": {
         const records = await store.list();
-        if (records.length === 0) print("No keys.");
-        for (const record of records) {
-          print(
-            [
-              record.keyId,
-              record.createdAt,
-              record.revokedAt ? `revoked ${record.revokedAt}` : "active",
-              record.name,
-            ].join("\t"),
-          );
+        if (records.length === 0) {
+          print("No keys.");
+          return;
         }
+        const rows = records.map((record) => listColumns.map((column) => column.value(record)));
+        for (const line of table([listColumns.map((column) => column.title), ...rows])) print(line);
         return;
       }
       case "revoke": {
@@ -248,7 +274,13 @@ export async function runKeys(argv: readonly string[], print: (line: string) => 
 export function explainFailure(error: unknown): string | undefined {
   if (!(error instanceof Error)) return undefined;
   // TypeError: what parseArgs throws for an unknown or malformed option.
-  if (error instanceof UsageError || error instanceof TypeError) return error.message;
+  if (
+    error instanceof UsageError ||
+    error instanceof TypeError ||
+    error instanceof LocalSettingError ||
+    error instanceof LocalDatabaseError
+  )
+    return error.message;
   if (error.name === "CredentialsProviderError") {
     return "No AWS credentials found: sign in to the stage's account (for example aws sso login, or set AWS_PROFILE).";
   }
@@ -257,6 +289,7 @@ export function explainFailure(error: unknown): string | undefined {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  silenceSdkNodeVersionWarning();
   runKeys(process.argv.slice(2)).catch((error: unknown) => {
     const explained = explainFailure(error);
     console.error(explained === undefined ? error : `keys: ${explained}`);

@@ -9,7 +9,7 @@ import * as apigateway from "aws-cdk-lib/aws-apigateway";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as lambda from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogLevel as BundlingLogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Construct } from "constructs";
 import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
 import { petTable, type TableArea, tableAreas } from "../../lib/db/table";
@@ -67,6 +67,8 @@ function cdkBundling(): NonNullable<ConstructorParameters<typeof NodejsFunction>
     bundleAwsSDK: true,
     externalModules: [...options.external],
     banner: options.banner.js,
+    // esbuild's size table and "Done" line, for each function on every synth, say nothing to act on.
+    logLevel: BundlingLogLevel.WARNING,
     esbuildArgs: {
       "--legal-comments": options.legalComments,
       "--alias": Object.entries(options.alias).map(([from, to]) => `${from}=${to}`),

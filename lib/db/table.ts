@@ -18,7 +18,7 @@
  * ascending). The `byStatus` index (status, id) is sparse: only pet items carry `status` and `id`,
  * so a status-filtered page is a Query too, reading only the items it returns.
  */
-import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
+import type { CreateTableCommandInput, KeySchemaElement, TableDescription } from "@aws-sdk/client-dynamodb";
 
 type KeyType = "S" | "N";
 interface KeyAttribute {
@@ -108,4 +108,25 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       Projection: { ProjectionType: "ALL" },
     })),
   };
+}
+
+type DescribedKeys = Pick<TableDescription, "AttributeDefinitions" | "KeySchema" | "GlobalSecondaryIndexes">;
+
+/** Attribute types, keys and indexes of a table, in one comparable string. */
+function keyShape(table: DescribedKeys): string {
+  const keys = (schema: readonly KeySchemaElement[] | undefined) =>
+    (schema ?? []).map((key) => `${key.AttributeName}:${key.KeyType}`).join(",");
+  return JSON.stringify({
+    attributes: (table.AttributeDefinitions ?? []).map((a) => `${a.AttributeName}:${a.AttributeType}`).sort(),
+    keys: keys(table.KeySchema),
+    indexes: (table.GlobalSecondaryIndexes ?? []).map((index) => `${index.IndexName}=${keys(index.KeySchema)}`).sort(),
+  });
+}
+
+/**
+ * Whether a described table has this definition's keys and index: this project's table, rather
+ * than another that happens to have the same name.
+ */
+export function isPetTable(table: TableDescription): boolean {
+  return keyShape(table) === keyShape(createTableInput(table.TableName ?? ""));
 }

@@ -1,4 +1,4 @@
-/** `npm start` and `npm run keys` as a developer runs them: real processes, real files. */
+/** `npm start` as a developer runs it: real processes, real files (`npm run keys`: keysCommand.test.ts). */
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -12,7 +12,6 @@ import { fetchJson } from "../support/api";
 import { freePort, projectRoot, type RunningProcess, runScript, runToEnd } from "../support/processes";
 
 const MAIN = "local/main.ts";
-const KEYS = "scripts/keys.ts";
 const running: RunningProcess[] = [];
 const folders: string[] = [];
 
@@ -172,41 +171,5 @@ describe("npm start on a terminal", () => {
     } finally {
       if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
     }
-  });
-});
-
-describe("npm run keys", () => {
-  it("creates a key that works, lists it without the secret, and revokes it", async () => {
-    const endpoint = inject("dynamoEndpoint");
-    const env = { DYNAMODB_ENDPOINT: endpoint, PETS_TABLE_NAME: `keys-${Date.now()}` };
-    const cwd = tempFolder();
-
-    const created = await runToEnd(KEYS, ["create", "--name", "ci robot", "--quiet"], { cwd, env });
-    const key = created.output.trim();
-    const listed = await runToEnd(KEYS, ["list"], { cwd, env });
-    const keyId = /^(key_\w+)\t.*\tactive\tci robot$/m.exec(listed.output)?.[1] ?? "";
-    const revoked = await runToEnd(KEYS, ["revoke", keyId], { cwd, env });
-    const afterRevoke = await runToEnd(KEYS, ["list"], { cwd, env });
-    const { server, baseUrl } = await start(cwd, { ...env, PORT: String(await freePort()), PETSTORE_API_KEY: "" });
-    const response = await fetchJson(`${baseUrl}/pets`, { headers: { Authorization: `Bearer ${key}` } });
-
-    expect(created.code).toBe(0);
-    expect(key).toMatch(/^petstore_local_[0-9A-Za-z]{43}$/);
-    expect(listed.output).not.toContain(key);
-    expect(keyId).toMatch(/^key_/);
-    expect(revoked.code).toBe(0);
-    expect(afterRevoke.output).toMatch(new RegExp(`^${keyId}\\t.*\\trevoked `, "m"));
-    expect(response.status).toBe(401);
-    await stop(server);
-  });
-
-  it("explains what is missing when create has no name", async () => {
-    const result = await runToEnd(KEYS, ["create"], {
-      cwd: tempFolder(),
-      env: { DYNAMODB_ENDPOINT: inject("dynamoEndpoint") },
-    });
-
-    expect(result.code).toBe(1);
-    expect(result.output).toContain("create needs --name NAME");
   });
 });

@@ -6,8 +6,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { deployedStages, STACK_OUTPUTS } from "../../infra/deployment";
 import { apiKeyPrefix, hashApiKey } from "../../lib/auth/apiKeys";
 import { itemKeys } from "../../lib/db/table";
-import { LOCAL_TABLE_NAME } from "../../local/settings";
-import { explainFailure, findStageTable, parseKeysArguments, runKeys, UsageError } from "../../scripts/keys";
+import { DEFAULT_DYNAMODB_PORT, LOCAL_TABLE_NAME, LocalSettingError } from "../../local/settings";
+import {
+  explainFailure,
+  findStageTable,
+  npmBannerWarning,
+  parseKeysArguments,
+  runKeys,
+  UsageError,
+} from "../../scripts/keys";
 
 const cloudFormation = mockClient(CloudFormationClient);
 const dynamo = mockClient(DynamoDBDocumentClient);
@@ -44,14 +51,67 @@ describe("keys command arguments", () => {
       command: "create",
       name: "ci",
       quiet: false,
-      target: { kind: "local", stage: "local", tableName: "from-env", endpoint: "http://127.0.0.1:9999" },
+      target: {
+        kind: "local",
+        stage: "local",
+        tableName: "from-env",
+        dynamo: { kind: "endpoint", endpoint: "http://127.0.0.1:9999" },
+      },
     });
   });
 
-  it("uses the local table name when nothing else names one", () => {
+  it("looks for npm start's embedded DynamoDB on DYNAMODB_PORT, as npm start chose it", () => {
+    const parsed = parseKeysArguments(["list"], { DYNAMODB_PORT: "8123" });
+
+    expect(parsed).toEqual({
+      command: "list",
+      target: { kind: "local", stage: "local", tableName: LOCAL_TABLE_NAME, dynamo: { kind: "embedded", port: 8123 } },
+    });
+  });
+
+  it("uses the local table name and DynamoDB port when nothing else names them", () => {
     const parsed = parseKeysArguments(["list"], {});
 
-    expect(parsed).toEqual({ command: "list", target: { kind: "local", stage: "local", tableName: LOCAL_TABLE_NAME } });
+    expect(parsed).toEqual({
+      command: "list",
+      target: {
+        kind: "local",
+        stage: "local",
+        tableName: LOCAL_TABLE_NAME,
+        dynamo: { kind: "embedded", port: DEFAULT_DYNAMODB_PORT },
+      },
+    });
+  });
+
+  it("prefers --endpoint to the environment, and names it in messages", () => {
+    const parsed = parseKeysArguments(["list", "--endpoint", "http://127.0.0.1:7000"], {
+      DYNAMODB_ENDPOINT: "http://127.0.0.1:9999",
+    });
+
+    expect(parsed).toMatchObject({
+      target: { dynamo: { kind: "endpoint", endpoint: "http://127.0.0.1:7000" }, endpointSource: "--endpoint" },
+    });
+  });
+
+  it.each([
+    [[], { DYNAMODB_PORT: "eight" }, 'DYNAMODB_PORT must be a port number, not "eight".'],
+    [[], { DYNAMODB_PORT: "70000" }, 'DYNAMODB_PORT must be a port number, not "70000".'],
+    [
+      [],
+      { DYNAMODB_ENDPOINT: "localhost:8000" },
+      'DYNAMODB_ENDPOINT must be a URL such as http://127.0.0.1:8000, not "localhost:8000".',
+    ],
+    [[], { DYNAMODB_ENDPOINT: "8000" }, "DYNAMODB_ENDPOINT must be a URL"],
+    [
+      ["--endpoint", "127.0.0.1:8000"],
+      {},
+      '--endpoint must be a URL such as http://127.0.0.1:8000, not "127.0.0.1:8000".',
+    ],
+  ])("refuses the local setting %j %j in one line", (options, env, message) => {
+    const parse = () => parseKeysArguments(["list", ...options], env);
+
+    expect(parse).toThrow(LocalSettingError);
+    expect(parse).toThrow(message);
   });
 
   it("targets the staging stack for --stage staging, ignoring local settings from the environment", () => {
@@ -218,5 +278,22 @@ describe("failures a person can fix", () => {
 
   it("leaves unexpected errors to be shown in full", () => {
     expect(explainFailure(new Error("socket hang up"))).toBeUndefined();
+  });
+});
+
+describe("a key captured through npm", () => {
+  const npmRun = { npm_lifecycle_event: "keys" };
+
+  it("says how to capture only the key when npm, not silenced, also writes its banner to the captured output", () => {
+    expect(npmBannerWarning(npmRun, false)).toContain("KEY=$(npm run -s keys -- create --name NAME --quiet)");
+  });
+
+  it.each([
+    ["npm run -s", { ...npmRun, npm_config_loglevel: "silent" }, false],
+    ["a terminal, where nothing is captured", npmRun, true],
+    ["tsx, without npm", {}, false],
+    ["another npm script", { npm_lifecycle_event: "test" }, false],
+  ] as const)("says nothing when run through %s", (_, env, terminal) => {
+    expect(npmBannerWarning(env, terminal)).toBeUndefined();
   });
 });
