@@ -1,10 +1,10 @@
 /**
- * The README's typed-client recipe: TypeScript types generated from the OpenAPI document with
- * openapi-typescript 7, and a small client written against them. The command and the client
- * below are the README's; if this test fails, the recipe no longer works as written.
+ * The typed-client recipe of docs/api.md: TypeScript types generated from the OpenAPI document with
+ * openapi-typescript 7, and a small client written against them. The command's flags and the
+ * client are read from the page; if this test fails, the recipe no longer works as written.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -13,43 +13,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "../../lib/contract/openapi";
 import { projectRoot } from "../support/processes";
 
-/** The recipe's flag: without it, openapi-typescript makes every property with a default required, in request bodies too. */
-const RECIPE_FLAGS = ["--default-non-nullable=false"];
-
-/** The README's client, verbatim: list, create without a status, get. */
-const client = `import type { components, paths } from "./petstore";
-
-type Pet = components["schemas"]["Pet"];
-type NewPet = paths["/pets"]["post"]["requestBody"]["content"]["application/json"];
-type ListQuery = NonNullable<paths["/pets"]["get"]["parameters"]["query"]>;
-
-export function petStore(baseUrl: string, key: string) {
-  async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
-    const response = await fetch(baseUrl + path, {
-      ...init,
-      headers: { Authorization: \`Bearer \${key}\`, "Content-Type": "application/json" },
-    });
-    const body = await response.json();
-    // Every error is {"code","message","status"}; quote X-Request-Id when reporting one.
-    if (!response.ok) throw new Error(\`\${body.code}: \${body.message} (\${response.headers.get("X-Request-Id")})\`);
-    return body as T;
-  }
-  return {
-    list: (query: ListQuery = {}) =>
-      call<Pet[]>(\`/pets?\${new URLSearchParams(Object.entries(query).map(([name, value]) => [name, String(value)]))}\`),
-    create: (pet: NewPet) => call<Pet>("/pets", { method: "POST", body: JSON.stringify(pet) }),
-    get: (petId: Pet["id"]) => call<Pet>(\`/pets/\${petId}\`),
-  };
-}
-
-export async function example(key: string) {
-  const api = petStore("http://127.0.0.1:3000/v1", key);
-  const rex = await api.create({ name: "Rex", categoryId: 1 }); // status defaults to "available"
-  const available = await api.list({ status: "available", limit: 20 });
-  const again = await api.get(rex.id);
-  return { names: available.map((pet) => pet.name), status: again.status };
-}
-`;
+/** The recipe as docs/api.md gives it ("Generating a client"): the command's flags and the client. */
+const guide = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8");
+const recipe = guide.slice(guide.indexOf("## Generating a client"));
+const command = /^npx openapi-typescript \S+ (.*) -o \S+$/m.exec(recipe);
+const clientBlock = /```ts\n([\s\S]*?)```/.exec(recipe);
+if (!command?.[1] || !clientBlock?.[1])
+  throw new Error("docs/api.md has no openapi-typescript command or client block");
+/** Without `--default-non-nullable=false`, openapi-typescript makes every property with a default required, in request bodies too. */
+const RECIPE_FLAGS = command[1].split(" ");
+const client = clientBlock[1];
 
 /** Uses that the types must refuse: proof that they are not \`any\`. */
 const misuse = `import { petStore } from "./client";
@@ -118,6 +91,10 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 describe("the typed-client recipe (openapi-typescript 7)", () => {
   it("type-checks a client that lists, creates without a status and gets, and refuses wrong uses", () => {
     expect(errors.filter((error) => error.startsWith("recipe/"))).toEqual([]);
+  });
+
+  it("gives the flag the generated types need", () => {
+    expect(RECIPE_FLAGS).toEqual(["--default-non-nullable=false"]);
   });
 
   it("needs --default-non-nullable=false: without it, a create without a status does not type-check", () => {
