@@ -8,17 +8,18 @@ import * as apigateway from "aws-cdk-lib/aws-apigateway";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as lambda from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import { petTable } from "../../lib/db/table";
 import { API_BASE_PATH, type RouteDefinition, routeList } from "../../lib/routes";
-import { lambdaEsbuildOptions } from "../bundling";
 import type { StageConfig } from "../config";
 import { STACK_OUTPUTS } from "../deployment";
+import { cdkBundling } from "./functionBundling";
 import { GatewayErrors } from "./gatewayErrors";
 import { Monitoring } from "./monitoring";
 import { acknowledgeNagFindings } from "./nagAcknowledgements";
+import { SyntheticCheck } from "./syntheticCheck";
 
 const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -34,30 +35,11 @@ export interface PetStoreStackProps extends StackProps {
 const keyType = (type: "S" | "N") => (type === "S" ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER);
 const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
-/** CDK's form of the shared esbuild options (infra/bundling.ts). */
-function cdkBundling(): NonNullable<ConstructorParameters<typeof NodejsFunction>[2]>["bundling"] {
-  const options = lambdaEsbuildOptions;
-  return {
-    format: OutputFormat.ESM,
-    target: options.target,
-    minify: options.minify,
-    sourceMap: options.sourcemap,
-    mainFields: [...options.mainFields],
-    // The SDK is bundled (pinned, tree-shaken), so only what the options name stays external.
-    bundleAwsSDK: true,
-    externalModules: [...options.external],
-    banner: options.banner.js,
-    esbuildArgs: {
-      "--legal-comments": options.legalComments,
-      "--alias": Object.entries(options.alias).map(([from, to]) => `${from}=${to}`),
-    },
-  };
-}
-
 export class PetStoreStack extends Stack {
   readonly table: dynamodb.TableV2;
   readonly api: apigateway.RestApi;
   readonly functions: Record<string, NodejsFunction> = {};
+  readonly syntheticCheck: SyntheticCheck;
 
   constructor(scope: Construct, id: string, props: PetStoreStackProps) {
     super(scope, id, props);
@@ -145,23 +127,37 @@ export class PetStoreStack extends Stack {
       functions: this.functions,
       table: this.table,
       config: config.monitoring,
+      functionTimeout: config.functions.timeout,
+      destinations: config.settings,
       // It only encrypts alarm notifications in flight, so it lives as long as the stage's logs.
       keyRemovalPolicy: config.logRemovalPolicy,
+    });
+    const baseUrl = Fn.join("", [
+      "https://",
+      this.api.restApiId,
+      ".execute-api.",
+      this.region,
+      ".",
+      this.urlSuffix,
+      "/",
+      this.api.deploymentStage.stageName,
+    ]);
+    this.syntheticCheck = new SyntheticCheck(this, "SyntheticCheck", {
+      stage: config.stage,
+      baseUrl,
+      table: this.table,
+      monitoring,
+      alarm: config.monitoring.syntheticCheck,
+      logRetention: config.logRetention,
+      logRemovalPolicy: config.logRemovalPolicy,
+      runsAfter: [this.api.deploymentStage],
+      projectRoot,
     });
 
     // The construct's own "Endpoint" output ends in "/v1/"; the contract's base address ends in "/v1".
     this.api.node.tryRemoveChild("Endpoint");
     new CfnOutput(this, STACK_OUTPUTS.baseUrl, {
-      value: Fn.join("", [
-        "https://",
-        this.api.restApiId,
-        ".execute-api.",
-        this.region,
-        ".",
-        this.urlSuffix,
-        "/",
-        this.api.deploymentStage.stageName,
-      ]),
+      value: baseUrl,
       description: "API base URL (ends in /v1; npm run smoke -- --base-url)",
     });
     new CfnOutput(this, STACK_OUTPUTS.tableName, {
