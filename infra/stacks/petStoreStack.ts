@@ -39,6 +39,7 @@ export class PetStoreStack extends Stack {
   readonly table: dynamodb.TableV2;
   readonly api: apigateway.RestApi;
   readonly functions: Record<string, NodejsFunction> = {};
+  readonly monitoring: Monitoring;
   readonly syntheticCheck: SyntheticCheck;
 
   constructor(scope: Construct, id: string, props: PetStoreStackProps) {
@@ -132,6 +133,7 @@ export class PetStoreStack extends Stack {
       // It only encrypts alarm notifications in flight, so it lives as long as the stage's logs.
       keyRemovalPolicy: config.logRemovalPolicy,
     });
+    this.monitoring = monitoring;
     const baseUrl = Fn.join("", [
       "https://",
       this.api.restApiId,

@@ -139,7 +139,6 @@ export class SyntheticCheck extends Construct {
       dimensionsMap: { Stage: stage },
       statistic: "Minimum",
       period: SYNTHETIC_CHECK_INTERVAL,
-      label: "runs passed (1) or failed (0)",
     });
     const { failedPeriods, outOfPeriods } = props.alarm;
     this.alarm = new cloudwatch.Alarm(this, "Alarm", {
@@ -159,7 +158,7 @@ export class SyntheticCheck extends Construct {
     props.monitoring.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: "Synthetic check",
-        left: [passed],
+        left: [passed.with({ label: "runs passed (1) or failed (0)" })],
         right: [
           new cloudwatch.Metric({
             namespace: METRICS_NAMESPACE,
