@@ -11,7 +11,8 @@ import { provisionSyntheticKey } from "../lib/synthetic/keyProvisioner";
 import { writeSecretText } from "../lib/synthetic/secrets";
 
 const region = process.env.AWS_REGION || "us-east-1";
-const client = createDocumentClient({ region });
+// As for the API's functions (lib/config.ts): only ever set locally, never in a deployed stage.
+const client = createDocumentClient({ region, endpoint: process.env.DYNAMODB_ENDPOINT || undefined });
 const secrets = new SecretsManagerClient({ region });
 
 export const handler = cloudFormationResourceHandler(

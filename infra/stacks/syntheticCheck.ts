@@ -43,6 +43,12 @@ export interface SyntheticCheckProps {
   readonly projectRoot: string;
 }
 
+/**
+ * Raise it and deploy to rotate the check's key: CloudFormation then replaces the custom resource,
+ * which issues a new key, and deletes the old one, which revokes the old key.
+ */
+export const SYNTHETIC_KEY_GENERATION = 1;
+
 /** One run every 5 minutes; the alarm's period is the same. */
 export const SYNTHETIC_CHECK_INTERVAL = Duration.minutes(5);
 
@@ -94,7 +100,8 @@ export class SyntheticCheck extends Construct {
     const key = new CustomResource(this, "Key", {
       serviceToken: this.keyFunction.functionArn,
       resourceType: "Custom::SyntheticCheckKey",
-      properties: { ...properties },
+      // The generation only tells CloudFormation that the key must be replaced; the function ignores it.
+      properties: { ...properties, Generation: String(SYNTHETIC_KEY_GENERATION) },
       // Should the function die without answering, the deployment fails after this instead of an hour.
       serviceTimeout: Duration.minutes(5),
     });

@@ -5,10 +5,13 @@
  * The keys store gets the usual record holding the key's SHA-256 hash (lib/auth/dynamoApiKeyStore.ts).
  * The key is never returned to CloudFormation, logged or written anywhere else.
  *
- * - Create: a new key; the resource's physical id is the key's public id.
- * - Update (the table, secret or stage changed): a new key, hence a new physical id; CloudFormation
- *   then deletes the old resource, which revokes the old key.
- * - Delete: the key is revoked (its record stays, marked revoked, like any revoked key).
+ * - Create and Update (the table, secret or key generation changed): a new key goes to the secret,
+ *   then every earlier key of the check is revoked. The secret thus always holds the one valid key,
+ *   also after CloudFormation rolls a failed update back (which it does with another Update).
+ * - Delete: every key of the check is revoked (records stay, marked revoked, like any revoked key).
+ *
+ * The check's keys are the records named SYNTHETIC_KEY_NAME; the physical id names the stage only,
+ * so that an update never makes CloudFormation delete the resource behind our back.
  */
 import type { CloudFormationCustomResourceEvent } from "aws-lambda";
 import { type ApiKeyStore, issueApiKey } from "../auth/apiKeys";
@@ -36,7 +39,21 @@ export interface ResourceOutcome {
   readonly data?: Readonly<Record<string, string>>;
 }
 
-const KEY_ID = /^key_[0-9A-Za-z]{12}$/;
+/** Revokes every active key of the check in the store but `except`; a table that is gone has none. */
+async function revokeSyntheticKeys(store: ApiKeyStore, at: Date, except?: string): Promise<void> {
+  let records: Awaited<ReturnType<ApiKeyStore["list"]>>;
+  try {
+    records = await store.list();
+  } catch (error) {
+    if ((error as Error).name === "ResourceNotFoundException") return;
+    throw error;
+  }
+  for (const record of records) {
+    if (record.name === SYNTHETIC_KEY_NAME && record.revokedAt === undefined && record.keyId !== except) {
+      await store.revoke(record.keyId, at);
+    }
+  }
+}
 
 function propertiesOf(raw: Record<string, unknown>): SyntheticKeyProperties {
   const text = (name: string) => {
@@ -55,21 +72,13 @@ export async function provisionSyntheticKey(
 ): Promise<ResourceOutcome> {
   const now = (deps.clock ?? (() => new Date()))();
   const properties = propertiesOf(event.ResourceProperties);
-  const store = deps.storeFor(properties.TableName);
 
   if (event.RequestType === "Delete") {
-    // A resource whose creation failed has no key to revoke.
-    if (KEY_ID.test(event.PhysicalResourceId)) {
-      try {
-        await store.revoke(event.PhysicalResourceId, now);
-      } catch (error) {
-        // The table went first (a manual delete): no record is left to revoke.
-        if ((error as Error).name !== "ResourceNotFoundException") throw error;
-      }
-    }
+    await revokeSyntheticKeys(deps.storeFor(properties.TableName), now);
     return { physicalResourceId: event.PhysicalResourceId };
   }
 
+  const store = deps.storeFor(properties.TableName);
   const { key, record } = await issueApiKey(store, properties.Stage, SYNTHETIC_KEY_NAME, now);
   try {
     await deps.writeSecret(properties.SecretArn, key);
@@ -78,5 +87,12 @@ export async function provisionSyntheticKey(
     await store.revoke(record.keyId, now);
     throw error;
   }
-  return { physicalResourceId: record.keyId, data: { KeyId: record.keyId } };
+  // Only now that the secret holds the new key may the earlier ones stop working.
+  const earlierTable =
+    event.RequestType === "Update" ? propertiesOf(event.OldResourceProperties).TableName : properties.TableName;
+  if (earlierTable !== properties.TableName) await revokeSyntheticKeys(deps.storeFor(earlierTable), now);
+  await revokeSyntheticKeys(store, now, record.keyId);
+  return { physicalResourceId: syntheticKeyResourceId(properties.Stage), data: { KeyId: record.keyId } };
 }
+
+export const syntheticKeyResourceId = (stage: StageName) => `petstore-${stage}-synthetic-check-key`;

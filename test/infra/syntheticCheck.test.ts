@@ -7,6 +7,7 @@ import type { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type StageConfig, stageConfigs } from "../../infra/config";
 import { STACK_OUTPUTS } from "../../infra/deployment";
+import { SYNTHETIC_KEY_GENERATION } from "../../infra/stacks/syntheticCheck";
 import { itemKeys } from "../../lib/db/table";
 import { METRICS_NAMESPACE } from "../../lib/observability/metrics";
 import { syntheticMetricNames } from "../../lib/observability/syntheticMetrics";
@@ -144,6 +145,7 @@ describe.each(stages)("$id synthetic check", (config: StageConfig) => {
       TableName: { Ref: tableId },
       SecretArn: { Ref: secretId() },
       Stage: config.stage,
+      Generation: String(SYNTHETIC_KEY_GENERATION),
     });
   });
 

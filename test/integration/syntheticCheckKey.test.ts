@@ -5,21 +5,23 @@
  */
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
+import { PutSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import type { CloudFormationCustomResourceEvent } from "aws-lambda";
+import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasApiKeyShape, hashApiKey } from "../../lib/auth/apiKeys";
+import { ensureTable } from "../../infra/local/dynamo";
+import { hasApiKeyShape, hashApiKey, issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
+import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { createJsonLogger } from "../../lib/observability/logger";
-import { runSyntheticCheck } from "../../lib/synthetic/check";
 import { cloudFormationResourceHandler } from "../../lib/synthetic/cloudFormationResource";
 import {
   type KeyProvisionerDependencies,
   provisionSyntheticKey,
   SYNTHETIC_KEY_NAME,
 } from "../../lib/synthetic/keyProvisioner";
-import { startTestApi } from "../support/api";
-import { documentClient, tableName } from "../support/dynamo";
+import { documentClient, rawClient, tableName } from "../support/dynamo";
 
 const SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:synthetic-key-AbCdEf";
 const store = () => new DynamoApiKeyStore(documentClient(), tableName());
@@ -85,53 +87,83 @@ describe("provisioning the synthetic check's key", () => {
     expect(hasApiKeyShape(key, "staging")).toBe(true);
     const record = await store().findByHash(hashApiKey(key));
     expect(record).toEqual({
-      keyId: outcome.physicalResourceId,
+      keyId: outcome.data?.KeyId,
       name: SYNTHETIC_KEY_NAME,
       keyHash: hashApiKey(key),
       createdAt: expect.any(String),
       revokedAt: undefined,
     });
-    expect(outcome).toEqual({ physicalResourceId: record?.keyId, data: { KeyId: record?.keyId } });
+    expect(outcome).toEqual({
+      physicalResourceId: "petstore-staging-synthetic-check-key",
+      data: { KeyId: record?.keyId },
+    });
     expect(JSON.stringify(outcome)).not.toContain(key);
     const { Items } = await documentClient().send(new ScanCommand({ TableName: tableName() }));
     expect(JSON.stringify(Items)).not.toContain(key);
   });
 
-  it("provisions a key the stage accepts: the synthetic check passes with it", async () => {
+  it("provisions a key the stage's API accepts, until the resource is deleted", async () => {
     const secret = fakeSecret();
-    const api = await startTestApi();
-    try {
-      await provisionSyntheticKey(create("local"), deps(secret));
+    const verifier = () => createApiKeyVerifier(store(), "staging");
+    const { physicalResourceId, data } = await provisionSyntheticKey(create(), deps(secret));
 
-      const run = await runSyntheticCheck({
-        baseUrl: api.baseUrl,
-        stage: "local",
-        readApiKey: async () => secret.current() ?? "",
-        log: createJsonLogger({ level: "SILENT" }),
-        writeMetric: () => undefined,
-      });
+    const accepted = await verifier().verify(secret.current() ?? "");
+    await provisionSyntheticKey(remove(physicalResourceId), deps(secret));
+    const afterDelete = await verifier().verify(secret.current() ?? "");
 
-      expect(run).toMatchObject({ passed: true, failedChecks: 0 });
-    } finally {
-      await api.close();
-    }
+    expect(accepted).toEqual({ keyId: data?.KeyId });
+    expect(afterDelete).toBeUndefined();
   });
 
-  it("on update, issues a new key under a new id, so that CloudFormation deletes (revokes) the old one", async () => {
+  /** The check's keys in the store that still work. */
+  const activeSyntheticKeys = async () =>
+    (await store().list()).filter((record) => record.name === SYNTHETIC_KEY_NAME && record.revokedAt === undefined);
+
+  it("on update, puts a new key in the secret and only then revokes the earlier one, under the same resource id", async () => {
     const secret = fakeSecret();
     const first = await provisionSyntheticKey(create(), deps(secret));
 
     const second = await provisionSyntheticKey(update(first.physicalResourceId), deps(secret));
 
-    expect(second.physicalResourceId).not.toBe(first.physicalResourceId);
+    expect(second.physicalResourceId).toBe(first.physicalResourceId);
     expect(secret.versions).toHaveLength(2);
     expect(secret.versions[0]).not.toBe(secret.versions[1]);
-    const [oldRecord, newRecord] = await Promise.all(secret.versions.map((key) => store().findByHash(hashApiKey(key))));
-    expect(oldRecord?.revokedAt).toBeUndefined();
-    expect(newRecord?.keyId).toBe(second.physicalResourceId);
+    const [earlier, current] = await Promise.all(secret.versions.map((key) => store().findByHash(hashApiKey(key))));
+    expect(earlier?.revokedAt).toEqual(expect.any(String));
+    expect(current).toMatchObject({ keyId: second.data?.KeyId, revokedAt: undefined });
+    expect(await activeSyntheticKeys()).toEqual([current]);
   });
 
-  it("on delete, revokes the key", async () => {
+  it("leaves exactly the key in the secret working after CloudFormation rolls a failed update back", async () => {
+    const secret = fakeSecret();
+    const { physicalResourceId } = await provisionSyntheticKey(create(), deps(secret));
+    await provisionSyntheticKey(update(physicalResourceId), deps(secret));
+
+    // A rollback is another update, back to the earlier properties.
+    await provisionSyntheticKey(update(physicalResourceId), deps(secret));
+
+    expect((await activeSyntheticKeys()).map((record) => record.keyHash)).toEqual([hashApiKey(secret.current() ?? "")]);
+  });
+
+  it("on update to another table, issues the key there and revokes the check's keys in the earlier one", async () => {
+    const secret = fakeSecret();
+    const { physicalResourceId } = await provisionSyntheticKey(create(), deps(secret));
+    const newTable = `${tableName()}-replacement`;
+    await ensureTable(rawClient(), newTable);
+
+    await provisionSyntheticKey(
+      { ...update(physicalResourceId), ResourceProperties: { ...properties(), TableName: newTable } },
+      deps(secret),
+    );
+
+    const inNewTable = await new DynamoApiKeyStore(documentClient(), newTable).findByHash(
+      hashApiKey(secret.current() ?? ""),
+    );
+    expect(inNewTable).toMatchObject({ name: SYNTHETIC_KEY_NAME, revokedAt: undefined });
+    expect(await activeSyntheticKeys()).toEqual([]);
+  });
+
+  it("on delete, revokes the check's keys", async () => {
     const secret = fakeSecret();
     const { physicalResourceId } = await provisionSyntheticKey(create(), deps(secret));
 
@@ -140,30 +172,33 @@ describe("provisioning the synthetic check's key", () => {
     expect(outcome).toEqual({ physicalResourceId });
     const record = await store().findByHash(hashApiKey(secret.current() ?? ""));
     expect(record?.revokedAt).toEqual(expect.any(String));
+    expect(await activeSyntheticKeys()).toEqual([]);
   });
 
-  it("on delete of a resource whose creation failed, or whose table is gone, has nothing to do", async () => {
+  it("on delete, leaves every other key alone, and has nothing to do when the table is gone", async () => {
     const secret = fakeSecret();
-    const before = (await store().list()).length;
+    await provisionSyntheticKey(create(), deps(secret));
+    const { record: someoneElses } = await issueApiKey(store(), "staging", "mobile app");
 
-    await expect(provisionSyntheticKey(remove("SyntheticCheckKey-not-created"), deps(secret))).resolves.toEqual({
-      physicalResourceId: "SyntheticCheckKey-not-created",
+    await provisionSyntheticKey(remove("SyntheticCheckKey-not-created"), deps(secret));
+    await expect(provisionSyntheticKey(remove("x", "no-such-table"), deps(secret))).resolves.toEqual({
+      physicalResourceId: "x",
     });
-    await expect(provisionSyntheticKey(remove("key_AAAAAAAAAAAA", "no-such-table"), deps(secret))).resolves.toEqual({
-      physicalResourceId: "key_AAAAAAAAAAAA",
-    });
-    expect(await store().list()).toHaveLength(before);
+
+    expect((await store().findByHash(someoneElses.keyHash))?.revokedAt).toBeUndefined();
   });
 
-  it("revokes the key it issued when the secret cannot be written, and fails", async () => {
+  it("revokes the key it issued when the secret cannot be written, fails, and keeps the earlier key working", async () => {
+    const secret = fakeSecret();
+    await provisionSyntheticKey(create(), deps(secret));
     const denied = Object.assign(new Error("not authorized to perform: secretsmanager:PutSecretValue"), {
       name: "AccessDeniedException",
     });
     const issuedBefore = new Set((await store().list()).map((record) => record.keyId));
 
     await expect(
-      provisionSyntheticKey(create(), {
-        ...deps(fakeSecret()),
+      provisionSyntheticKey(update("petstore-staging-synthetic-check-key"), {
+        ...deps(secret),
         writeSecret: async () => {
           throw denied;
         },
@@ -172,6 +207,7 @@ describe("provisioning the synthetic check's key", () => {
 
     const issued = (await store().list()).filter((record) => !issuedBefore.has(record.keyId));
     expect(issued).toEqual([expect.objectContaining({ name: SYNTHETIC_KEY_NAME, revokedAt: expect.any(String) })]);
+    expect((await activeSyntheticKeys()).map((record) => record.keyHash)).toEqual([hashApiKey(secret.current() ?? "")]);
   });
 
   it("refuses properties it cannot use, naming them", async () => {
@@ -240,7 +276,7 @@ describe("answering CloudFormation", () => {
     expect(answer?.headers["content-type"] ?? "").toBe("");
     expect(answer?.body).toEqual({
       Status: "SUCCESS",
-      PhysicalResourceId: keyId,
+      PhysicalResourceId: "petstore-staging-synthetic-check-key",
       StackId: common.StackId,
       RequestId: common.RequestId,
       LogicalResourceId: common.LogicalResourceId,
@@ -250,6 +286,26 @@ describe("answering CloudFormation", () => {
     expect(JSON.stringify(answer?.body)).not.toContain(secret.current());
     expect(logs.join("\n")).not.toContain(secret.current());
     expect(logs.join("\n")).not.toContain("X-Amz-Signature");
+  });
+
+  it("is wired in the deployed function: the key to Secrets Manager, the record to the table named in the event", async () => {
+    const secrets = mockClient(SecretsManagerClient);
+    secrets.on(PutSecretValueCommand, { SecretId: SECRET_ARN }).resolves({});
+    received.length = 0;
+    try {
+      const { handler } = await import("../../functions/syntheticCheckKey");
+
+      await handler({ ...create(), ResponseURL: responseUrl });
+
+      const [written] = secrets.commandCalls(PutSecretValueCommand).map((call) => call.args[0].input.SecretString);
+      const record = await store().findByHash(hashApiKey(written ?? ""));
+      expect(hasApiKeyShape(written ?? "", "staging")).toBe(true);
+      expect(received.map((answer) => answer.body)).toEqual([
+        expect.objectContaining({ Status: "SUCCESS", Data: { KeyId: record?.keyId } }),
+      ]);
+    } finally {
+      secrets.restore();
+    }
   });
 
   it("puts FAILED with the reason when provisioning fails, so that the stack does not wait for a timeout", async () => {
