@@ -1,6 +1,7 @@
 /**
  * One complete, isolated copy of the service: table, one function per route of the route table,
- * the REST API with its `v1` stage, gateway responses in the Error shape, and monitoring.
+ * the REST API with its `v1` stage, gateway responses in the Error shape, monitoring, and a
+ * scheduled synthetic check that alarms when the stage stops answering.
  */
 import { fileURLToPath } from "node:url";
 import { CfnOutput, Fn, RemovalPolicy, Stack, type StackProps, Stage, type StageProps } from "aws-cdk-lib";
