@@ -1,9 +1,11 @@
 /**
- * Per-stage monitoring: alarms on what hurts clients (5xx rate, p99 latency, function errors and
- * throttles, DynamoDB throttling, bursts of auth failures), sent to an SNS topic, and a dashboard.
- * Request-level figures come from the functions' Embedded Metric Format lines (lib/observability).
+ * Per-stage monitoring: alarms on what hurts clients (5xx and 4xx rates, p99 latency, function
+ * errors, throttles and durations near the timeout, DynamoDB throttling and system errors, bursts
+ * of auth failures, alarm notifications that failed), sent to the stage's alarm destinations, and a
+ * dashboard. Request-level figures come from the functions' Embedded Metric Format lines
+ * (lib/observability). What each alarm means and what to do first: docs/alarms.md.
  */
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Annotations, ArnFormat, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import type * as apigateway from "aws-cdk-lib/aws-apigateway";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as cloudwatchActions from "aws-cdk-lib/aws-cloudwatch-actions";
@@ -15,31 +17,57 @@ import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import { Construct } from "constructs";
 import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
+import type { DeployedStageName } from "../deployment";
+import { contextKey, environmentVariable, type StageSettings } from "../settings";
 
 export interface MonitoringConfig {
-  /** Who is told when an alarm fires (email subscriptions of the stage's topic). */
-  readonly alarmEmails: readonly string[];
+  /**
+   * Fewer API requests (or invocations of a function) than this in 5 minutes, and the rate, latency
+   * and duration alarms stay quiet: a handful of requests says nothing about a rate, and one bad
+   * request at 3 a.m. is not a page. An outage with no traffic at all is the synthetic check's to catch.
+   */
+  readonly minimumRequests: number;
   /** Fraction of requests answered 5xx over 5 minutes, e.g. 0.01 for 1%. */
   readonly serverErrorRate: number;
+  /**
+   * Fraction of requests answered 4xx over 5 minutes: stage throttling (429), requests the edge
+   * firewall refuses through API Gateway, and client mistakes such as revoked keys or bad input.
+   */
+  readonly clientErrorRate: number;
   /** p99 of API Gateway latency over 5 minutes, in milliseconds. */
   readonly p99LatencyMs: number;
   /** Failed invocations of any one function in 5 minutes. */
   readonly functionErrors: number;
+  /** p99 duration of a function as a fraction of its timeout (0.8: within 20% of being killed). */
+  readonly p99DurationOfTimeout: number;
   /** 401 answers in 5 minutes across all operations: a leaked, revoked or guessed key. */
   readonly authFailures: number;
+  /** DynamoDB SystemErrors (HTTP 500 from DynamoDB itself) in 5 minutes. */
+  readonly tableSystemErrors: number;
+  /** The synthetic check alarms when this many of the last `outOfPeriods` 5-minute periods failed or had no run. */
+  readonly syntheticCheck: { readonly failedPeriods: number; readonly outOfPeriods: number };
+  /** When no alarm destination is configured, `cdk synth` and `cdk deploy` print a warning (production). */
+  readonly requireAlarmDestination: boolean;
 }
 
 export interface MonitoringProps {
   /** The `Stage` dimension the functions publish their metrics with. */
-  readonly stage: string;
+  readonly stage: DeployedStageName;
   readonly api: apigateway.RestApi;
   /** The functions, by operation id. */
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /** The functions' timeout, which the duration alarms compare with. */
+  readonly functionTimeout: Duration;
   readonly table: dynamodb.ITable;
   readonly config: MonitoringConfig;
+  /** Where alarms go besides the stage's own topic (infra/settings.ts). */
+  readonly destinations: Pick<StageSettings, "alarmEmails" | "alarmTopicArn">;
   /** What happens to the topic's key when the stage is destroyed (a KMS key is retained by default). */
   readonly keyRemovalPolicy?: RemovalPolicy;
 }
+
+/** The warning `cdk synth` prints for a stage whose alarms would reach nobody. */
+export const NO_ALARM_DESTINATION_WARNING = "petstore:Monitoring.noAlarmDestination";
 
 const PERIOD = Duration.minutes(5);
 const TABLE_OPERATIONS = [
@@ -54,13 +82,36 @@ export class Monitoring extends Construct {
   readonly topic: sns.Topic;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly dashboard: cloudwatch.Dashboard;
+  /** Every topic an alarm is sent to: the stage's own, and the configured existing one if any. */
+  private readonly alarmTopics: sns.ITopic[];
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     const { api, functions, table, config, stage } = props;
     const operations = Object.keys(functions);
 
-    // CloudWatch can publish to an encrypted topic only with a customer managed key it may use.
+    // Only CloudWatch alarms of this account and region may use the topic, and only on their own
+    // behalf (the confused-deputy conditions AWS recommends for service principals):
+    // https://docs.aws.amazon.com/sns/latest/dg/sns-access-policy-use-cases.html ("Allow any
+    // CloudWatch alarm to publish to a topic in a different account") and
+    // https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger. CloudWatch
+    // publishes as the alarm, arn:<partition>:cloudwatch:<region>:<account>:alarm:<name>.
+    const stack = Stack.of(this);
+    const onlyThisAccountsAlarms = {
+      StringEquals: { "aws:SourceAccount": stack.account },
+      ArnLike: {
+        "aws:SourceArn": stack.formatArn({
+          service: "cloudwatch",
+          resource: "alarm",
+          resourceName: "*",
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      },
+    };
+    const cloudWatch = new iam.ServicePrincipal("cloudwatch.amazonaws.com");
+
+    // CloudWatch can publish to an encrypted topic only with a customer managed key it may use:
+    // https://repost.aws/knowledge-center/cloudwatch-configure-alarm-sns
     const key = new kms.Key(this, "AlarmTopicKey", {
       enableKeyRotation: true,
       description: `Encrypts the Pet Store ${stage} alarm topic`,
@@ -68,17 +119,44 @@ export class Monitoring extends Construct {
     });
     key.addToResourcePolicy(
       new iam.PolicyStatement({
-        principals: [new iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+        sid: "AllowCloudWatchAlarmsOfThisAccount",
+        principals: [cloudWatch],
         actions: ["kms:Decrypt", "kms:GenerateDataKey"],
         resources: ["*"],
+        conditions: onlyThisAccountsAlarms,
       }),
     );
     this.topic = new sns.Topic(this, "AlarmTopic", {
       displayName: `Pet Store ${stage} alarms`,
       masterKey: key,
+      // The topic policy this creates holds only a Deny, and replaces SNS's default policy: without
+      // the Allow below, CloudWatch could not publish and no alarm would ever be delivered.
       enforceSSL: true,
     });
-    for (const email of config.alarmEmails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+    this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: "AllowCloudWatchAlarmsOfThisAccount",
+        principals: [cloudWatch],
+        actions: ["sns:Publish"],
+        resources: [this.topic.topicArn],
+        conditions: onlyThisAccountsAlarms,
+      }),
+    );
+
+    const { alarmEmails, alarmTopicArn } = props.destinations;
+    for (const email of alarmEmails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+    this.alarmTopics = [
+      this.topic,
+      ...(alarmTopicArn ? [sns.Topic.fromTopicArn(this, "ExistingAlarmTopic", alarmTopicArn)] : []),
+    ];
+    if (config.requireAlarmDestination && alarmEmails.length === 0 && !alarmTopicArn) {
+      Annotations.of(this).addWarningV2(
+        NO_ALARM_DESTINATION_WARNING,
+        `The ${stage} stage has no alarm destination: its alarms will reach nobody. Set ${contextKey(stage, "alarmEmails")} ` +
+          `and/or ${contextKey(stage, "alarmTopicArn")} in cdk.json's context or with -c, or ` +
+          `${environmentVariable(stage, "alarmEmails")} / ${environmentVariable(stage, "alarmTopicArn")} (docs/alarms.md).`,
+      );
+    }
 
     const emf = (metricName: string, operation: string, statistic = "Sum") =>
       new cloudwatch.Metric({
@@ -114,26 +192,60 @@ export class Monitoring extends Construct {
         threshold,
         evaluationPeriods,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        // No data is no traffic here; an outage that leaves no data at all is the synthetic check's.
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
       this.notify(created);
       return created;
     };
+    /**
+     * `value` while at least `minimumRequests` were counted in the period, 0 below (metric math IF:
+     * https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html).
+     */
+    const whenBusy = (value: string, metrics: Record<string, cloudwatch.IMetric>, label: string) =>
+      new cloudwatch.MathExpression({
+        expression: `IF(count >= ${config.minimumRequests}, ${value}, 0)`,
+        usingMetrics: metrics,
+        label,
+        period: PERIOD,
+      });
+    const requests = api.metricCount({ statistic: "Sum", period: PERIOD });
+    const busyFor = `with at least ${config.minimumRequests} requests`;
 
     alarm(
       "ServerErrorRate",
-      `More than ${config.serverErrorRate * 100}% of requests answered 5xx for 10 minutes. Find the failing requests in the function logs by requestId (README, Operations).`,
-      api.metricServerError({ statistic: "Average", period: PERIOD }),
+      `More than ${config.serverErrorRate * 100}% of requests answered 5xx for 10 minutes (${busyFor} each 5 minutes). Find the failing requests in the function logs (docs/alarms.md).`,
+      whenBusy(
+        "errors / count",
+        { count: requests, errors: api.metricServerError({ statistic: "Sum", period: PERIOD }) },
+        "5xx share",
+      ),
       config.serverErrorRate,
       2,
     );
     alarm(
+      "ClientErrorRate",
+      `More than ${config.clientErrorRate * 100}% of requests answered 4xx for 10 minutes (${busyFor} each 5 minutes): throttling (429), firewall blocks, or clients failing. Access logs: status by ip and errorType (docs/alarms.md).`,
+      whenBusy(
+        "errors / count",
+        { count: requests, errors: api.metricClientError({ statistic: "Sum", period: PERIOD }) },
+        "4xx share",
+      ),
+      config.clientErrorRate,
+      2,
+    );
+    alarm(
       "LatencyP99",
-      `p99 latency above ${config.p99LatencyMs} ms for 10 minutes. Compare API latency with integration latency and DynamoDB throttling on the dashboard.`,
-      api.metricLatency({ statistic: "p99", period: PERIOD }),
+      `p99 latency above ${config.p99LatencyMs} ms for 10 minutes (${busyFor} each 5 minutes). Compare API latency with integration latency and DynamoDB throttling on the dashboard.`,
+      whenBusy(
+        "latency",
+        { count: requests, latency: api.metricLatency({ statistic: "p99", period: PERIOD }) },
+        "p99 latency",
+      ),
       config.p99LatencyMs,
       2,
     );
+    const durationLimitMs = Math.round(props.functionTimeout.toMilliseconds() * config.p99DurationOfTimeout);
     for (const [operation, fn] of Object.entries(functions)) {
       const name = operation.charAt(0).toUpperCase() + operation.slice(1);
       alarm(
@@ -148,6 +260,20 @@ export class Monitoring extends Construct {
         fn.metricThrottles({ period: PERIOD }),
         0,
       );
+      alarm(
+        `${name}DurationP99`,
+        `${operation}: p99 duration above ${durationLimitMs} ms (${config.p99DurationOfTimeout * 100}% of the ${props.functionTimeout.toSeconds()} s timeout) for 10 minutes, ${busyFor.replace("requests", "invocations")}: close to being killed mid-request.`,
+        whenBusy(
+          "duration",
+          {
+            count: fn.metricInvocations({ statistic: "Sum", period: PERIOD }),
+            duration: fn.metricDuration({ statistic: "p99", period: PERIOD }),
+          },
+          `${operation} p99 duration`,
+        ),
+        durationLimitMs,
+        2,
+      );
     }
     alarm(
       "TableThrottles",
@@ -156,10 +282,22 @@ export class Monitoring extends Construct {
       0,
     );
     alarm(
+      "TableSystemErrors",
+      `DynamoDB answered more than ${config.tableSystemErrors} requests with its own 500 in 5 minutes: an AWS-side problem; clients got 503 with Retry-After after the SDK's retries.`,
+      table.metricSystemErrorsForOperations({ operations: TABLE_OPERATIONS, period: PERIOD }),
+      config.tableSystemErrors,
+    );
+    alarm(
       "AuthFailureBurst",
       `More than ${config.authFailures} requests answered 401 in 5 minutes: a client with a revoked or mistyped key, or key guessing.`,
       sumOverOperations(metricNames.authFailures, "401 answers"),
       config.authFailures,
+    );
+    alarm(
+      "AlarmDeliveryFailures",
+      "SNS failed to deliver alarm notifications from the stage's topic: some alarms may have reached nobody. Check the topic's subscriptions (confirmed? endpoint still valid?).",
+      this.topic.metricNumberOfNotificationsFailed({ statistic: "Sum", period: PERIOD }),
+      0,
     );
 
     const perOperation = (metricName: string, statistic = "Sum") =>
@@ -222,8 +360,10 @@ export class Monitoring extends Construct {
    * alarm widget. Alarms defined elsewhere in the stack (for example the edge firewall's) use this too.
    */
   notify(alarm: cloudwatch.Alarm): void {
-    alarm.addAlarmAction(new cloudwatchActions.SnsAction(this.topic));
-    alarm.addOkAction(new cloudwatchActions.SnsAction(this.topic));
+    for (const topic of this.alarmTopics) {
+      alarm.addAlarmAction(new cloudwatchActions.SnsAction(topic));
+      alarm.addOkAction(new cloudwatchActions.SnsAction(topic));
+    }
     this.alarms.push(alarm);
   }
 }

@@ -1,7 +1,8 @@
 /**
  * One complete, isolated copy of the service: table, one function per route of the route table,
  * the REST API with its `v1` stage, gateway responses in the Error shape, the edge firewall (when
- * the stage has one), encrypted log groups, and monitoring.
+ * the stage has one), encrypted log groups, monitoring, and a scheduled synthetic check that alarms
+ * when the stage stops answering.
  */
 import { fileURLToPath } from "node:url";
 import { CfnOutput, Fn, Stack, type StackProps, Stage, type StageProps } from "aws-cdk-lib";
@@ -9,21 +10,22 @@ import * as apigateway from "aws-cdk-lib/aws-apigateway";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as lambda from "aws-cdk-lib/aws-lambda";
-import { LogLevel as BundlingLogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Construct } from "constructs";
 import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
 import { petTable, type TableArea, tableAreas } from "../../lib/db/table";
 import type { LogLevel } from "../../lib/observability/logger";
 import { API_BASE_PATH, type DynamoAction, type RouteDefinition, routeList } from "../../lib/routes";
-import { lambdaEsbuildOptions } from "../bundling";
 import type { StageConfig } from "../config";
 import { STACK_OUTPUTS } from "../deployment";
 import { accessLogFormat } from "./accessLog";
 import { EdgeProtection } from "./edgeProtection";
+import { cdkBundling } from "./functionBundling";
 import { GatewayErrors } from "./gatewayErrors";
 import { Monitoring } from "./monitoring";
 import { acknowledgeNagFindings } from "./nagAcknowledgements";
 import { StageLogs } from "./stageLogs";
+import { SyntheticCheck } from "./syntheticCheck";
 
 const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -54,28 +56,6 @@ const applicationLogLevels: Record<LogLevel, lambda.ApplicationLogLevel> = {
 /** What every function may do besides its route's own work: read API key records (the bearer check). */
 const KEY_LOOKUP: Partial<Record<TableArea, readonly DynamoAction[]>> = { apiKeys: ["dynamodb:GetItem"] };
 
-/** CDK's form of the shared esbuild options (infra/bundling.ts). */
-function cdkBundling(): NonNullable<ConstructorParameters<typeof NodejsFunction>[2]>["bundling"] {
-  const options = lambdaEsbuildOptions;
-  return {
-    format: OutputFormat.ESM,
-    target: options.target,
-    minify: options.minify,
-    sourceMap: options.sourcemap,
-    mainFields: [...options.mainFields],
-    // The SDK is bundled (pinned, tree-shaken), so only what the options name stays external.
-    bundleAwsSDK: true,
-    externalModules: [...options.external],
-    banner: options.banner.js,
-    // esbuild's size table and "Done" line, for each function on every synth, say nothing to act on.
-    logLevel: BundlingLogLevel.WARNING,
-    esbuildArgs: {
-      "--legal-comments": options.legalComments,
-      "--alias": Object.entries(options.alias).map(([from, to]) => `${from}=${to}`),
-    },
-  };
-}
-
 export class PetStoreStack extends Stack {
   readonly table: dynamodb.TableV2;
   readonly api: apigateway.RestApi;
@@ -83,6 +63,7 @@ export class PetStoreStack extends Stack {
   readonly logs: StageLogs;
   readonly monitoring: Monitoring;
   readonly edgeProtection: EdgeProtection | undefined;
+  readonly syntheticCheck: SyntheticCheck;
 
   constructor(scope: Construct, id: string, props: PetStoreStackProps) {
     super(scope, id, props);
@@ -162,6 +143,8 @@ export class PetStoreStack extends Stack {
       functions: this.functions,
       table: this.table,
       config: config.monitoring,
+      functionTimeout: config.functions.timeout,
+      destinations: config.settings,
       // It only encrypts alarm notifications in flight, so it lives as long as the stage's logs.
       keyRemovalPolicy: config.logRemovalPolicy,
     });
@@ -175,20 +158,32 @@ export class PetStoreStack extends Stack {
           monitoring,
         })
       : undefined;
+    const baseUrl = Fn.join("", [
+      "https://",
+      this.api.restApiId,
+      ".execute-api.",
+      this.region,
+      ".",
+      this.urlSuffix,
+      "/",
+      this.api.deploymentStage.stageName,
+    ]);
+    this.syntheticCheck = new SyntheticCheck(this, "SyntheticCheck", {
+      stage: config.stage,
+      baseUrl,
+      table: this.table,
+      monitoring,
+      alarm: config.monitoring.syntheticCheck,
+      logs: this.logs,
+      applicationLogLevel: applicationLogLevels[config.functions.logLevel],
+      runsAfter: [this.api.deploymentStage],
+      projectRoot,
+    });
 
     // The construct's own "Endpoint" output ends in "/v1/"; the contract's base address ends in "/v1".
     this.api.node.tryRemoveChild("Endpoint");
     new CfnOutput(this, STACK_OUTPUTS.baseUrl, {
-      value: Fn.join("", [
-        "https://",
-        this.api.restApiId,
-        ".execute-api.",
-        this.region,
-        ".",
-        this.urlSuffix,
-        "/",
-        this.api.deploymentStage.stageName,
-      ]),
+      value: baseUrl,
       description: "API base URL (ends in /v1; npm run smoke -- --base-url)",
     });
     new CfnOutput(this, STACK_OUTPUTS.tableName, {

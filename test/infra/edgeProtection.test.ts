@@ -57,6 +57,8 @@ beforeAll(() => {
     functions: {},
     table,
     config: stageConfigs.Production.monitoring,
+    functionTimeout: stageConfigs.Production.functions.timeout,
+    destinations: { alarmEmails: [] },
   });
   new EdgeProtection(stack, "Edge", { stage: "prod", api, config, maxBodyBytes: MAX_BODY_BYTES, monitoring });
   template = Template.fromStack(stack);

@@ -1,24 +1,38 @@
-import { App, Stack } from "aws-cdk-lib";
-import { Match, Template } from "aws-cdk-lib/assertions";
+import { App, Duration, Stack } from "aws-cdk-lib";
+import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import * as apigateway from "aws-cdk-lib/aws-apigateway";
+import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import { beforeAll, describe, expect, it } from "vitest";
-import { Monitoring, type MonitoringConfig } from "../../infra/stacks/monitoring";
+import { Monitoring, type MonitoringConfig, type MonitoringProps } from "../../infra/stacks/monitoring";
 import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
 
 const config: MonitoringConfig = {
-  alarmEmails: ["oncall@example.com", "team@example.com"],
+  minimumRequests: 40,
   serverErrorRate: 0.02,
+  clientErrorRate: 0.35,
   p99LatencyMs: 1234,
   functionErrors: 3,
+  p99DurationOfTimeout: 0.75,
   authFailures: 77,
+  tableSystemErrors: 4,
+  syntheticCheck: { failedPeriods: 2, outOfPeriods: 3 },
+  requireAlarmDestination: true,
+};
+const TIMEOUT = Duration.seconds(12);
+const EXISTING_TOPIC = "arn:aws:sns:eu-west-1:210987654321:pager";
+const EMAILS = ["oncall@example.com", "team@example.com"];
+
+type AlarmProperties = Record<string, unknown> & {
+  Threshold: number;
+  EvaluationPeriods: number;
+  Metrics?: { Id: string; Expression?: string; ReturnData?: boolean; MetricStat?: Record<string, unknown> }[];
 };
 
-let template: Template;
-
-beforeAll(() => {
-  const stack = new Stack(new App(), "MonitoringUnderTest");
+/** A stack with two functions and the monitoring of them, synthesised. */
+function monitoredStack(destinations: MonitoringProps["destinations"], requireAlarmDestination = true) {
+  const stack = new Stack(new App(), "MonitoringUnderTest", { env: { account: "123456789012", region: "eu-west-1" } });
   const api = new apigateway.RestApi(stack, "Api");
   api.root.addMethod("GET", new apigateway.MockIntegration());
   const functions = Object.fromEntries(
@@ -34,58 +48,247 @@ beforeAll(() => {
   const table = new dynamodb.TableV2(stack, "Table", {
     partitionKey: { name: "pk", type: dynamodb.AttributeType.STRING },
   });
-  new Monitoring(stack, "Monitoring", { stage: "staging", api, functions, table, config });
-  template = Template.fromStack(stack);
+  const monitoring = new Monitoring(stack, "Monitoring", {
+    stage: "prod",
+    api,
+    functions,
+    functionTimeout: TIMEOUT,
+    table,
+    config: { ...config, requireAlarmDestination },
+    destinations,
+  });
+  let template: Template | undefined;
+  // Synthesised on first use: a test may still add to the stack before that.
+  return { stack, monitoring, template: () => (template ??= Template.fromStack(stack)) };
+}
+
+let configured: ReturnType<typeof monitoredStack>;
+let alarms: Record<string, { Properties: AlarmProperties }>;
+const alarm = (part: string): AlarmProperties => {
+  const found = Object.entries(alarms).filter(([id]) => id.includes(part));
+  expect(found, part).toHaveLength(1);
+  return (found[0] as [string, { Properties: AlarmProperties }])[1].Properties;
+};
+
+beforeAll(() => {
+  configured = monitoredStack({ alarmEmails: EMAILS, alarmTopicArn: EXISTING_TOPIC });
+  alarms = configured.template().findResources("AWS::CloudWatch::Alarm") as typeof alarms;
 });
 
-describe("monitoring of a stage", () => {
-  it("sends alarms to an encrypted, TLS-only topic with the configured subscriptions", () => {
+/** The conditions CloudWatch's grants must carry: this account, and alarms of this account and region. */
+const ONLY_THIS_ACCOUNTS_ALARMS = {
+  StringEquals: { "aws:SourceAccount": "123456789012" },
+  ArnLike: {
+    "aws:SourceArn": {
+      "Fn::Join": ["", ["arn:", { Ref: "AWS::Partition" }, ":cloudwatch:eu-west-1:123456789012:alarm:*"]],
+    },
+  },
+};
+
+describe("the alarm topic", () => {
+  it("is encrypted and TLS-only, and lets CloudWatch publish for this account's alarms only", () => {
+    const template = configured.template();
+    const topicId = Object.keys(template.findResources("AWS::SNS::Topic"))[0];
+
     template.hasResourceProperties("AWS::SNS::Topic", { KmsMasterKeyId: Match.anyValue() });
     template.hasResourceProperties("AWS::SNS::TopicPolicy", {
+      Topics: [{ Ref: topicId }],
       PolicyDocument: {
         Statement: Match.arrayWith([
           Match.objectLike({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+          {
+            Sid: "AllowCloudWatchAlarmsOfThisAccount",
+            Effect: "Allow",
+            Principal: { Service: "cloudwatch.amazonaws.com" },
+            Action: "sns:Publish",
+            Resource: { Ref: topicId },
+            Condition: ONLY_THIS_ACCOUNTS_ALARMS,
+          },
         ]),
       },
     });
-    template.hasResourceProperties("AWS::KMS::Key", { EnableKeyRotation: true });
-    for (const email of config.alarmEmails) {
-      template.hasResourceProperties("AWS::SNS::Subscription", { Protocol: "email", Endpoint: email });
+  });
+
+  it("has a rotated key that CloudWatch may use with the same conditions, and only for encrypting notifications", () => {
+    const template = configured.template();
+    const [key] = Object.values(template.findResources("AWS::KMS::Key"));
+    const statements = key?.Properties.KeyPolicy.Statement as { Principal?: { Service?: string } }[];
+
+    expect(key?.Properties.EnableKeyRotation).toBe(true);
+    expect(statements.filter((statement) => statement.Principal?.Service === "cloudwatch.amazonaws.com")).toEqual([
+      {
+        Sid: "AllowCloudWatchAlarmsOfThisAccount",
+        Effect: "Allow",
+        Principal: { Service: "cloudwatch.amazonaws.com" },
+        Action: ["kms:Decrypt", "kms:GenerateDataKey"],
+        Resource: "*",
+        Condition: ONLY_THIS_ACCOUNTS_ALARMS,
+      },
+    ]);
+  });
+
+  it("subscribes the configured addresses by e-mail", () => {
+    const subscriptions = Object.values(configured.template().findResources("AWS::SNS::Subscription"));
+
+    expect(subscriptions.map((subscription) => subscription.Properties)).toEqual(
+      EMAILS.map((email) => expect.objectContaining({ Protocol: "email", Endpoint: email })),
+    );
+  });
+});
+
+describe("alarm destinations", () => {
+  it("sends every alarm, when it fires and when it clears, to the stage's topic and the configured existing topic", () => {
+    const topicId = Object.keys(configured.template().findResources("AWS::SNS::Topic"))[0];
+    const both = [{ Ref: topicId }, EXISTING_TOPIC];
+
+    expect(Object.keys(alarms).length).toBeGreaterThan(10);
+    for (const properties of Object.values(alarms).map((found) => found.Properties)) {
+      expect(properties.AlarmActions).toEqual(both);
+      expect(properties.OKActions).toEqual(both);
+      expect(properties.AlarmDescription).toBeTruthy();
     }
   });
 
-  it("alarms on the 5xx rate, p99 latency, errors and throttles of each function, table throttling and auth failures", () => {
-    const alarms = template.findResources("AWS::CloudWatch::Alarm");
-    const byId = (part: string) => Object.entries(alarms).find(([id]) => id.includes(part))?.[1]?.Properties;
+  it("wires an alarm defined elsewhere in the stack to the same destinations and the dashboard's alarm widget", () => {
+    const { stack, monitoring } = monitoredStack({ alarmEmails: [], alarmTopicArn: EXISTING_TOPIC });
+    const elsewhere = new cloudwatch.Alarm(stack, "Elsewhere", {
+      metric: new cloudwatch.Metric({ namespace: "AWS/WAFV2", metricName: "BlockedRequests" }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
 
-    expect(Object.keys(alarms)).toHaveLength(2 + 2 * 2 + 1 + 1);
-    expect(byId("ServerErrorRate")).toMatchObject({ MetricName: "5XXError", Statistic: "Average", Threshold: 0.02 });
-    expect(byId("LatencyP99")).toMatchObject({ MetricName: "Latency", ExtendedStatistic: "p99", Threshold: 1234 });
-    expect(byId("ListPetsErrors")).toMatchObject({ MetricName: "Errors", Threshold: 3 });
-    expect(byId("CreatePetThrottles")).toMatchObject({ MetricName: "Throttles", Threshold: 0 });
-    expect(byId("TableThrottles")?.Metrics).toBeDefined();
-    const auth = byId("AuthFailureBurst");
-    expect(auth?.Threshold).toBe(77);
-    expect(JSON.stringify(auth?.Metrics)).toContain(metricNames.authFailures);
-    expect(JSON.stringify(auth?.Metrics)).toContain(METRICS_NAMESPACE);
-  });
+    monitoring.notify(elsewhere);
 
-  it("notifies the topic when each alarm fires and when it clears", () => {
-    const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm"));
+    const template = Template.fromStack(stack);
     const topicId = Object.keys(template.findResources("AWS::SNS::Topic"))[0];
+    const [elsewhereId] = Object.keys(template.findResources("AWS::CloudWatch::Alarm")).filter((id) =>
+      id.startsWith("Elsewhere"),
+    );
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "BlockedRequests",
+      AlarmActions: [{ Ref: topicId }, EXISTING_TOPIC],
+    });
+    const [dashboard] = Object.values(template.findResources("AWS::CloudWatch::Dashboard"));
+    expect(JSON.stringify(dashboard?.Properties.DashboardBody)).toContain(elsewhereId);
+  });
 
-    for (const alarm of alarms) {
-      expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
-      expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
-      expect(alarm.Properties.AlarmDescription).toBeTruthy();
+  it("warns at synth time when a stage that requires a destination has none", () => {
+    const unconfigured = monitoredStack({ alarmEmails: [] });
+
+    Annotations.fromStack(unconfigured.stack).hasWarning(
+      "/MonitoringUnderTest/Monitoring",
+      Match.stringLikeRegexp(
+        "The prod stage has no alarm destination: its alarms will reach nobody\\. Set prod:alarmEmails and/or prod:alarmTopicArn .*PETSTORE_PROD_ALARM_EMAILS",
+      ),
+    );
+    Annotations.fromStack(configured.stack).hasNoWarning("*", Match.stringLikeRegexp("alarm destination"));
+    Annotations.fromStack(monitoredStack({ alarmEmails: ["a@example.com"] }).stack).hasNoWarning("*", Match.anyValue());
+    Annotations.fromStack(monitoredStack({ alarmEmails: [] }, false).stack).hasNoWarning("*", Match.anyValue());
+  });
+});
+
+describe("the alarms", () => {
+  /** The expression an alarm evaluates, and the metric each of its ids stands for. */
+  function mathOf(properties: AlarmProperties) {
+    const metrics = properties.Metrics ?? [];
+    const expression = metrics.find((metric) => metric.ReturnData !== false)?.Expression;
+    const byId = Object.fromEntries(
+      metrics
+        .filter((metric) => metric.MetricStat)
+        .map((metric) => {
+          const stat = metric.MetricStat as { Metric: { MetricName: string }; Stat: string };
+          return [metric.Id, `${stat.Metric.MetricName}/${stat.Stat}`];
+        }),
+    );
+    return { expression, byId };
+  }
+
+  it("alarms on the 5xx share only above the minimum request count, for 10 minutes", () => {
+    const properties = alarm("ServerErrorRate");
+
+    expect(mathOf(properties)).toEqual({
+      expression: "IF(count >= 40, errors / count, 0)",
+      byId: { count: "Count/Sum", errors: "5XXError/Sum" },
+    });
+    expect(properties).toMatchObject({ Threshold: 0.02, EvaluationPeriods: 2, TreatMissingData: "notBreaching" });
+  });
+
+  it("alarms on the 4xx share (throttling and firewall blocks among them) only above the minimum request count", () => {
+    const properties = alarm("ClientErrorRate");
+
+    expect(mathOf(properties)).toEqual({
+      expression: "IF(count >= 40, errors / count, 0)",
+      byId: { count: "Count/Sum", errors: "4XXError/Sum" },
+    });
+    expect(properties).toMatchObject({ Threshold: 0.35, EvaluationPeriods: 2 });
+  });
+
+  it("alarms on p99 latency only above the minimum request count", () => {
+    const properties = alarm("LatencyP99");
+
+    expect(mathOf(properties)).toEqual({
+      expression: "IF(count >= 40, latency, 0)",
+      byId: { count: "Count/Sum", latency: "Latency/p99" },
+    });
+    expect(properties).toMatchObject({ Threshold: 1234, EvaluationPeriods: 2 });
+  });
+
+  it("alarms on each function's p99 duration at the configured share of its timeout", () => {
+    for (const name of ["ListPets", "CreatePet"]) {
+      const properties = alarm(`${name}DurationP99`);
+
+      expect(mathOf(properties)).toEqual({
+        expression: "IF(count >= 40, duration, 0)",
+        byId: { count: "Invocations/Sum", duration: "Duration/p99" },
+      });
+      expect(properties.Threshold).toBe(0.75 * TIMEOUT.toMilliseconds());
+      expect(properties.Threshold).toBeLessThan(TIMEOUT.toMilliseconds());
     }
   });
 
-  it("has a dashboard with requests, errors, latency percentiles, cold starts and DynamoDB capacity", () => {
-    const [dashboard] = Object.values(template.findResources("AWS::CloudWatch::Dashboard"));
+  it("alarms on each function's errors and throttles, table throttling and auth failures", () => {
+    expect(alarm("ListPetsErrors")).toMatchObject({ MetricName: "Errors", Threshold: 3 });
+    expect(alarm("CreatePetThrottles")).toMatchObject({ MetricName: "Throttles", Threshold: 0 });
+    expect(JSON.stringify(alarm("TableThrottles").Metrics)).toContain("ThrottledRequests");
+    const auth = alarm("AuthFailureBurst");
+    expect(auth.Threshold).toBe(77);
+    expect(JSON.stringify(auth.Metrics)).toContain(metricNames.authFailures);
+    expect(JSON.stringify(auth.Metrics)).toContain(METRICS_NAMESPACE);
+  });
+
+  it("alarms on DynamoDB system errors of every operation the functions use", () => {
+    const properties = alarm("TableSystemErrors");
+    const stats = (properties.Metrics ?? []).flatMap((metric) =>
+      metric.MetricStat ? [metric.MetricStat as { Metric: { MetricName: string; Dimensions: unknown[] } }] : [],
+    );
+
+    expect(properties.Threshold).toBe(4);
+    expect(stats.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(stats.map((stat) => stat.Metric.MetricName))).toEqual(new Set(["SystemErrors"]));
+    expect(JSON.stringify(stats)).toContain('"Value":"Query"');
+    expect(JSON.stringify(stats)).toContain('"Value":"PutItem"');
+  });
+
+  it("alarms when SNS fails to deliver the topic's notifications", () => {
+    const topicId = Object.keys(configured.template().findResources("AWS::SNS::Topic"))[0];
+
+    expect(alarm("AlarmDeliveryFailures")).toMatchObject({
+      Namespace: "AWS/SNS",
+      MetricName: "NumberOfNotificationsFailed",
+      Dimensions: [{ Name: "TopicName", Value: { "Fn::GetAtt": [topicId, "TopicName"] } }],
+      Statistic: "Sum",
+      Threshold: 0,
+      ComparisonOperator: "GreaterThanThreshold",
+    });
+  });
+});
+
+describe("the dashboard", () => {
+  it("shows requests, errors, latency percentiles, cold starts and DynamoDB capacity", () => {
+    const [dashboard] = Object.values(configured.template().findResources("AWS::CloudWatch::Dashboard"));
     const body = JSON.stringify(dashboard?.Properties.DashboardBody);
 
-    expect(dashboard?.Properties.DashboardName).toBe("PetStore-staging");
+    expect(dashboard?.Properties.DashboardName).toBe("PetStore-prod");
     for (const title of [
       "Requests by operation",
       "Errors",

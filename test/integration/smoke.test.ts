@@ -1,7 +1,8 @@
 /** The smoke command against the local server: it passes on a healthy stage and notices a broken one. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../lib/auth/apiKeys";
-import { runSmoke } from "../../scripts/smoke";
+import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
+import { runSmoke } from "../../lib/smoke/checks";
 import { issueTestKey, startTestApi } from "../support/api";
 import { projectRoot, runToEnd } from "../support/processes";
 
@@ -10,6 +11,8 @@ let api: Awaited<ReturnType<typeof startTestApi>>;
 let key: string;
 
 beforeAll(async () => {
+  // The server's own request lines and metrics are not what these tests look at: keep the output short.
+  process.env.PETSTORE_LOG_FORMAT = "pretty";
   api = await startTestApi();
   ({ key } = await issueTestKey("smoke"));
 });
@@ -46,6 +49,8 @@ describe("npm run smoke", () => {
       "list all, following Link rel=next",
       "unknown route: 404 in the Error shape, with or without a key",
       "wrong method: 405 naming the allowed ones",
+      "unknown route or method with a text/plain body: the JSON Error all the same",
+      `body over ${MAX_BODY_BYTES} bytes: 413 payload_too_large`,
     ]);
     expect(lines).toHaveLength(report.results.length + 1);
     expect(lines.slice(0, -1).every((line) => line.startsWith("PASS  "))).toBe(true);
@@ -96,6 +101,50 @@ describe("npm run smoke", () => {
 
     expect(report.results.filter((result) => !result.passed).map((result) => result.detail)).toEqual([
       "GET /v1/pets?limit=0: no X-Request-Id",
+    ]);
+  });
+
+  it("fails the text/plain check when the gateway cannot answer an unknown media type in JSON", async () => {
+    // What a mock integration that passes unknown media types through answers: a gateway 500.
+    const failingMocks: typeof fetch = async (input, init) =>
+      new Headers(init?.headers).get("content-type") === "text/plain"
+        ? new Response('{"message": "Internal server error"}', {
+            status: 500,
+            headers: {
+              "Content-Type": "application/json",
+              "X-Request-Id": "r",
+              "Cache-Control": "no-store",
+              "X-Content-Type-Options": "nosniff",
+            },
+          })
+        : fetch(input, init);
+
+    const report = await runSmoke({ baseUrl: api.baseUrl, key, fetch: failingMocks, print: () => undefined });
+
+    expect(report.results.filter((result) => !result.passed).map((result) => result.name)).toEqual([
+      "unknown route or method with a text/plain body: the JSON Error all the same",
+    ]);
+  });
+
+  it("accepts an over-size answer from an edge firewall, which carries no X-Request-Id, and fails a stage that takes the body", async () => {
+    const isOversize = (init?: RequestInit) => typeof init?.body === "string" && init.body.length > MAX_BODY_BYTES;
+    const fromTheEdge: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (!isOversize(init)) return response;
+      const headers = new Headers(response.headers);
+      headers.delete("x-request-id");
+      return new Response(response.body, { status: response.status, headers });
+    };
+    const takesAnything: typeof fetch = async (input, init) =>
+      fetch(input, isOversize(init) ? { ...init, body: JSON.stringify({ name: "smoke-x-big", categoryId: 1 }) } : init);
+    const oversizeCheck = `body over ${MAX_BODY_BYTES} bytes: 413 payload_too_large`;
+
+    const behindTheEdge = await runSmoke({ baseUrl: api.baseUrl, key, fetch: fromTheEdge, print: () => undefined });
+    const unprotected = await runSmoke({ baseUrl: api.baseUrl, key, fetch: takesAnything, print: () => undefined });
+
+    expect(behindTheEdge.failed).toBe(0);
+    expect(unprotected.results.filter((result) => !result.passed)).toEqual([
+      expect.objectContaining({ name: oversizeCheck, detail: expect.stringMatching(/expected 413, got 201/) }),
     ]);
   });
 
