@@ -34,10 +34,7 @@ const keyDescriptions: Record<LocalKeySource, string> = {
 
 function storageDescription(options: StartOptions, endpoint: string): string {
   if (options.dynamoEndpoint) return endpoint;
-  if (!options.inMemory) return `embedded dynalite, data in ${LOCAL_DATA_DIR}`;
-  return options.inMemoryFromNpm
-    ? "embedded dynalite, in memory (npm start --in-memory: npm passed it on as npm_config_in_memory)"
-    : "embedded dynalite, in memory";
+  return options.inMemory ? "embedded dynalite, in memory" : `embedded dynalite, data in ${LOCAL_DATA_DIR}`;
 }
 
 /** What a person reads first. The key appears once, in the line meant to be pasted. */
@@ -47,6 +44,9 @@ function banner(options: StartOptions, api: LocalApi, endpoint: string, key: str
     `Pet Store API on ${api.baseUrl}`,
     `Reference: ${origin}${DOCS_PATH} (OpenAPI document: ${origin}${OPENAPI_PATH})`,
     `DynamoDB: ${storageDescription(options, endpoint)} (table ${options.tableName})`,
+    ...(options.inMemoryFromNpm
+      ? ["In memory as asked: npm kept --in-memory as its own setting and passed it on as npm_config_in_memory."]
+      : []),
     `API key: ${keyDescriptions[source]}`,
     "",
     "Paste into a shell to call the API (the README's examples use $BASE and $KEY):",

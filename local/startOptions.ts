@@ -12,8 +12,8 @@ Runs the Pet Store API on this machine: the real Lambda handlers behind a stand-
 on an embedded DynamoDB (dynalite) that keeps its data in ${LOCAL_DATA_DIR}.
 
 Options (after --, e.g. npm start -- --port 3001 --in-memory):
-  --port N             port of the API (default: PORT, else ${DEFAULT_API_PORT})
-  --in-memory          keep nothing on disk: no data, no saved key (npm start --in-memory works too)
+  --port N             port of the API (default: PORT, else ${DEFAULT_API_PORT}); npm start --port N works too
+  --in-memory          keep nothing on disk: no data, no saved key; npm start --in-memory works too
   -h, --help           show this help
 
 Environment:

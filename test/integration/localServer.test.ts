@@ -100,22 +100,22 @@ describe("npm start", () => {
   });
 
   it.each([
-    ["npm start -- --in-memory", ["--in-memory"], {}, "embedded dynalite, in memory (table"],
+    ["npm start -- --in-memory", ["--in-memory"], {}, "DynamoDB: embedded dynalite, in memory (table"],
     // Without --, npm keeps the flag as its own setting and passes it on as npm_config_in_memory.
     [
       "npm start --in-memory",
       [],
       { npm_config_in_memory: "true" },
-      "embedded dynalite, in memory (npm start --in-memory: npm passed it on as npm_config_in_memory)",
+      "In memory as asked: npm kept --in-memory as its own setting and passed it on as npm_config_in_memory.",
     ],
-  ])("keeps nothing on disk with %s, and says so", async (_, args, env, storage) => {
+  ])("keeps nothing on disk with %s, and says so", async (_, args, env, banner) => {
     const cwd = tempFolder();
 
     const { server } = await start(cwd, { ...(await ports()), ...env }, args);
     await stop(server);
 
     expect(existsSync(join(cwd, ".data"))).toBe(false);
-    expect(server.output()).toContain(`DynamoDB: ${storage}`);
+    expect(server.output()).toContain(banner);
   });
 
   it("reuses its key across restarts, saved for its owner only, with only the key's hash in the table", async () => {
