@@ -122,7 +122,12 @@ async function main(): Promise<void> {
       new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), options.tableName),
       { pinned: options.pinnedKey, keyFile: options.inMemory ? undefined : LOCAL_KEY_FILE },
     );
-    api = await startLocalApi({ host: LOCAL_HOST, port: options.apiPort, onRequest: log.request });
+    api = await startLocalApi({
+      host: LOCAL_HOST,
+      port: options.apiPort,
+      onRequest: log.request,
+      onHandlerFailure: log.handlerFailed,
+    });
     console.log(banner(options, api, endpoint, key, source));
   } catch (error) {
     await embedded?.close();

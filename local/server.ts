@@ -42,6 +42,8 @@ export interface LocalApiOptions {
   readonly port: number;
   readonly loadHandler?: (route: RouteDefinition) => Promise<ProxyHandler>;
   readonly onRequest?: (entry: RequestLogEntry) => void;
+  /** A handler threw (API Gateway's failed integration); by default one JSON line on stderr. */
+  readonly onHandlerFailure?: (error: unknown) => void;
 }
 
 export interface LocalApi {
@@ -122,6 +124,10 @@ function gatewayAnswer(
     headers: { ...extra, ...COMMON_HEADERS, "X-Request-Id": randomUUID() },
     body: JSON.stringify(result.body),
   };
+}
+
+function logHandlerFailure(error: unknown): void {
+  console.error(JSON.stringify({ level: "ERROR", message: "handler failed", error: String(error) }));
 }
 
 /** What the request log says about an answer beyond its status. */
@@ -247,7 +253,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     answer(request)
       .catch((error: unknown) => {
         // A handler that throws is what API Gateway reports as a failed integration.
-        console.error(JSON.stringify({ level: "ERROR", message: "handler failed", error: String(error) }));
+        (options.onHandlerFailure ?? logHandlerFailure)(error);
         return gatewayAnswer(
           500,
           "internal_error",

@@ -8,6 +8,7 @@ import type { RequestLogEntry } from "./server";
 
 export interface StartLog {
   request(entry: RequestLogEntry): void;
+  handlerFailed(error: unknown): void;
   stopping(signal: string): void;
   stopped(): void;
 }
@@ -26,11 +27,22 @@ export function requestLine(entry: RequestLogEntry, format: LogFormat, now = new
   return `${entry.method} ${entry.path} ${outcome} ${entry.durationMs.toFixed(1)}ms ${entry.requestId}`;
 }
 
-export function createStartLog(format: LogFormat, write: (line: string) => void = console.log): StartLog {
-  const event = (message: string, fields: Record<string, unknown> = {}) =>
-    JSON.stringify({ timestamp: new Date().toISOString(), level: "INFO", message, ...fields });
+export function createStartLog(
+  format: LogFormat,
+  write: (line: string) => void = console.log,
+  writeError: (line: string) => void = console.error,
+): StartLog {
+  const event = (message: string, fields: Record<string, unknown> = {}, level = "INFO") =>
+    JSON.stringify({ timestamp: new Date().toISOString(), level, message, ...fields });
   return {
     request: (entry) => write(requestLine(entry, format)),
+    // The stack is for the developer at this machine; the client only got a generic 500.
+    handlerFailed: (error) =>
+      writeError(
+        format === "json"
+          ? event("handler failed", { error: String(error) }, "ERROR")
+          : `ERROR handler failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      ),
     stopping: (signal) =>
       write(
         format === "json"

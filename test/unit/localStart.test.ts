@@ -1,7 +1,7 @@
 /** How `npm start` reads its command line and environment, and the lines it prints per request. */
 import { describe, expect, it } from "vitest";
 import type { RequestLogEntry } from "../../local/server";
-import { requestLine } from "../../local/startLog";
+import { createStartLog, requestLine } from "../../local/startLog";
 import { parseStartArguments, START_USAGE, type StartOptions, StartupError } from "../../local/startOptions";
 
 function options(argv: string[], env: NodeJS.ProcessEnv = {}, isTerminal = false): StartOptions {
@@ -136,5 +136,53 @@ describe("npm start's request lines", () => {
       },
     );
     expect(JSON.parse(requestLine({ ...entry, replayed: true }, "json", at))).toMatchObject({ replayed: true });
+  });
+});
+
+describe("npm start's other lines", () => {
+  function capture(format: "pretty" | "json") {
+    const out: string[] = [];
+    const err: string[] = [];
+    const log = createStartLog(
+      format,
+      (line) => out.push(line),
+      (line) => err.push(line),
+    );
+    return { log, out, err };
+  }
+
+  it("end with Stopped. on a terminal after saying what it waits for", () => {
+    const { log, out } = capture("pretty");
+
+    log.stopping("SIGINT");
+    log.stopped();
+
+    expect(out).toEqual(["\nSIGINT: finishing requests in flight, then closing the database...", "Stopped."]);
+  });
+
+  it("are JSON events in the JSON format, a failed handler at ERROR on stderr", () => {
+    const { log, out, err } = capture("json");
+
+    log.stopping("SIGTERM");
+    log.stopped();
+    log.handlerFailed(new Error("module not found"));
+
+    expect(out.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ level: "INFO", message: "stopping", signal: "SIGTERM" }),
+      expect.objectContaining({ level: "INFO", message: "stopped" }),
+    ]);
+    expect(JSON.parse(err[0] ?? "")).toMatchObject({
+      level: "ERROR",
+      message: "handler failed",
+      error: "Error: module not found",
+    });
+  });
+
+  it("show a failed handler's stack on a terminal", () => {
+    const { log, err } = capture("pretty");
+
+    log.handlerFailed(new Error("module not found"));
+
+    expect(err[0]).toMatch(/^ERROR handler failed: Error: module not found\n\s+at /);
   });
 });
