@@ -16,9 +16,15 @@ export class ValidationError extends Error {
 
 export class UnauthorizedError extends Error {
   override readonly name = "UnauthorizedError";
-  /** `tokenSent` decides whether the challenge says error="invalid_token" (RFC 6750 §3). */
-  constructor(readonly tokenSent: boolean) {
-    super(tokenSent ? "The API key is not valid." : "An API key is required: send 'Authorization: Bearer <key>'.");
+  /**
+   * `tokenSent` decides whether the challenge says error="invalid_token" (RFC 6750 §3); `message`,
+   * when the caller knows more, says what is wrong (never repeating the key).
+   */
+  constructor(
+    readonly tokenSent: boolean,
+    message = tokenSent ? "The API key is not valid." : "An API key is required: send 'Authorization: Bearer <key>'.",
+  ) {
+    super(message);
   }
 }
 
@@ -63,8 +69,11 @@ export class PayloadTooLargeError extends Error {
 
 export class UnsupportedMediaTypeError extends Error {
   override readonly name = "UnsupportedMediaTypeError";
-  constructor(readonly contentType: string | undefined) {
-    super("The request body must be JSON: send 'Content-Type: application/json'.");
+  constructor(
+    readonly contentType: string | undefined,
+    message = "The request body must be JSON: send 'Content-Type: application/json'.",
+  ) {
+    super(message);
   }
 }
 

@@ -1,12 +1,14 @@
 /**
  * What `npm start` serves besides the API: the OpenAPI document at /openapi.json and a Redoc
  * reference at /docs. Everything comes from this machine (Redoc's standalone script ships inside
- * the @redocly/cli dev dependency), so the page works offline.
+ * the @redocly/cli dev dependency, and ./offlineRedoc.ts removes what it would fetch from
+ * elsewhere), so the page works offline.
  */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { buildOpenApiDocument } from "../lib/contract/openapi";
+import { withoutOutsideResources } from "./offlineRedoc";
 
 export const OPENAPI_PATH = "/openapi.json";
 export const DOCS_PATH = "/docs";
@@ -70,14 +72,16 @@ export interface LocalDocs {
   answer(pathname: string): Promise<LocalDocsAnswer | undefined>;
 }
 
-export function localDocs(): LocalDocs {
+/** `baseUrl`: this server's API address, listed in the document as the local server. */
+export function localDocs(options: { readonly baseUrl: string }): LocalDocs {
   // Built once: the document only changes when the code does, and then the server restarts.
-  const documentJson = `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`;
+  const documentJson = `${JSON.stringify(buildOpenApiDocument({ localBaseUrl: options.baseUrl }), null, 2)}\n`;
   let redoc: Promise<string | undefined> | undefined;
   const loadRedoc = () => {
     redoc ??= (async () => {
       const file = redocScriptFile();
-      return file ? readFile(file, "utf8").catch(() => undefined) : undefined;
+      const script = file ? await readFile(file, "utf8").catch(() => undefined) : undefined;
+      return script === undefined ? undefined : withoutOutsideResources(script);
     })();
     return redoc;
   };

@@ -2,109 +2,112 @@
  * `npm start`: the whole API on this machine. Starts the embedded DynamoDB (dynalite, persisted
  * under .data/ unless --in-memory), creates the table, makes sure an API key exists, serves
  * http://127.0.0.1:3000/v1 (and the reference at /docs) and prints how to call it.
- *
- * Environment: PORT (3000), DYNAMODB_PORT (8000), DYNAMODB_ENDPOINT (use that DynamoDB instead of
- * the embedded one), PETSTORE_API_KEY (pin the local key), PETS_TABLE_NAME (petstore-local).
+ * Options and environment: `npm start -- --help` (./startOptions.ts).
  */
-import { parseArgs } from "node:util";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { apiKeyPrefix, hasApiKeyShape, hashApiKey, issueApiKey } from "../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { API_BASE_PATH } from "../lib/routes";
 import { DOCS_PATH, OPENAPI_PATH } from "./apiDocs";
-import { type EmbeddedDynamo, ensureTable, startEmbeddedDynamo } from "./dynamo";
+import { DataFolderInUseError, type EmbeddedDynamo, ensureTable, startEmbeddedDynamo } from "./dynamo";
+import { type LocalKeySource, localApiKey } from "./localKey";
 import { type Announcement, announceNpmStart } from "./npmStartMarker";
 import { type LocalApi, startLocalApi } from "./server";
-import {
-  DEFAULT_API_PORT,
-  LOCAL_DATA_DIR,
-  LOCAL_HOST,
-  LOCAL_REGION,
-  LOCAL_TABLE_NAME,
-  LocalSettingError,
-  localDynamoSetting,
-  portSetting,
-  silenceSdkNodeVersionWarning,
-} from "./settings";
+import { LOCAL_DATA_DIR, LOCAL_HOST, LOCAL_KEY_FILE, LOCAL_REGION, silenceSdkNodeVersionWarning } from "./settings";
+import { createStartLog } from "./startLog";
+import { parseStartArguments, START_USAGE, type StartOptions, StartupError } from "./startOptions";
 
 silenceSdkNodeVersionWarning();
-
-class StartupError extends Error {}
 
 function isAddressInUse(error: unknown): boolean {
   return (error as { code?: unknown })?.code === "EADDRINUSE";
 }
 
-/** Ensures a usable local key: the pinned one (stored if new), or a fresh one. */
-async function localApiKey(store: DynamoApiKeyStore): Promise<{ key: string; pinned: boolean }> {
-  const pinned = process.env.PETSTORE_API_KEY;
-  if (pinned) {
-    if (!hasApiKeyShape(pinned, "local")) {
-      throw new StartupError(
-        `PETSTORE_API_KEY must look like ${apiKeyPrefix("local")}<43 letters or digits>; make one with: npm run keys -- create --name me`,
-      );
-    }
-    const existing = await store.findByHash(hashApiKey(pinned));
-    if (existing?.revokedAt)
-      throw new StartupError("PETSTORE_API_KEY was revoked; create another with: npm run keys -- create --name me");
-    if (!existing) await issueApiKey(store, "local", "PETSTORE_API_KEY", new Date(), pinned);
-    return { key: pinned, pinned: true };
-  }
-  const { key } = await issueApiKey(store, "local", `npm start ${new Date().toISOString()}`);
-  return { key, pinned: false };
+const keyDescriptions: Record<LocalKeySource, string> = {
+  pinned: "from PETSTORE_API_KEY",
+  saved: `the one saved in ${LOCAL_KEY_FILE}, the same at every start`,
+  new: `new, saved in ${LOCAL_KEY_FILE} for the next starts`,
+  replaced: `new (the one saved in ${LOCAL_KEY_FILE} was revoked or unreadable), saved there for the next starts`,
+  "in-memory": "new for this in-memory run",
+};
+
+function storageDescription(options: StartOptions, endpoint: string): string {
+  if (options.dynamoEndpoint) return endpoint;
+  return options.inMemory ? "embedded dynalite, in memory" : `embedded dynalite, data in ${LOCAL_DATA_DIR}`;
+}
+
+/** What a person reads first. The key appears once, in the line meant to be pasted. */
+function banner(options: StartOptions, api: LocalApi, endpoint: string, key: string, source: LocalKeySource): string {
+  const origin = api.baseUrl.slice(0, -API_BASE_PATH.length);
+  return [
+    `Pet Store API on ${api.baseUrl}`,
+    `Reference: ${origin}${DOCS_PATH} (OpenAPI document: ${origin}${OPENAPI_PATH})`,
+    `DynamoDB: ${storageDescription(options, endpoint)} (table ${options.tableName})`,
+    ...(options.inMemoryFromNpm
+      ? ["In memory as asked: npm kept --in-memory as its own setting and passed it on as npm_config_in_memory."]
+      : []),
+    `API key: ${keyDescriptions[source]}`,
+    "",
+    "Paste into a shell to call the API (the README's examples use $BASE and $KEY):",
+    `  export BASE=${api.baseUrl} KEY=${key}`,
+    `  curl -H "Authorization: Bearer $KEY" "$BASE/pets?limit=5"`,
+    `  curl -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"name":"Rex","categoryId":1}' "$BASE/pets"`,
+    "",
+    "Ctrl-C stops the server.",
+  ].join("\n");
 }
 
 async function main(): Promise<void> {
-  let values: { "in-memory": boolean };
-  try {
-    ({ values } = parseArgs({ options: { "in-memory": { type: "boolean", default: false } } }));
-  } catch (error) {
-    throw new StartupError(`${(error as Error).message}. Usage: npm start [-- --in-memory]`);
+  const command = parseStartArguments(process.argv.slice(2), process.env, Boolean(process.stdout.isTTY));
+  if (command.help) {
+    console.log(START_USAGE);
+    return;
   }
-  const apiPort = portSetting("PORT", DEFAULT_API_PORT);
-  const tableName = process.env.PETS_TABLE_NAME || LOCAL_TABLE_NAME;
+  const { options } = command;
+  const log = createStartLog(options.logFormat);
   let embedded: EmbeddedDynamo | undefined;
   let api: LocalApi | undefined;
   let announcement: Announcement | undefined;
 
   const shutdown = async (signal: string) => {
-    console.log(`\n${signal}: finishing requests in flight, then closing the database...`);
+    log.stopping(signal);
     await api?.close();
     await announcement?.withdraw();
     await embedded?.close();
+    log.stopped();
     process.exit(0);
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
 
-  const dynamo = localDynamoSetting();
-  let endpoint: string;
-  if (dynamo.kind === "embedded") {
-    const dynamoPort = dynamo.port;
+  let endpoint = options.dynamoEndpoint;
+  if (!endpoint) {
     try {
       embedded = await startEmbeddedDynamo({
         host: LOCAL_HOST,
-        port: dynamoPort,
-        ...(values["in-memory"] ? {} : { path: LOCAL_DATA_DIR }),
+        port: options.dynamoPort,
+        ...(options.inMemory ? {} : { path: LOCAL_DATA_DIR }),
       });
     } catch (error) {
+      if (error instanceof DataFolderInUseError) {
+        throw new StartupError(
+          `The data folder ${LOCAL_DATA_DIR} is in use by another npm start (or npm run keys); stop it, or start this one with: npm start -- --in-memory`,
+        );
+      }
       if (isAddressInUse(error)) {
         throw new StartupError(
-          `Port ${dynamoPort} for the embedded DynamoDB is in use (another npm start?); stop it or set DYNAMODB_PORT.`,
+          `Port ${options.dynamoPort} for the embedded DynamoDB is in use (another npm start?); stop it or set DYNAMODB_PORT.`,
         );
       }
       throw error;
     }
     endpoint = embedded.endpoint;
-  } else endpoint = dynamo.endpoint;
+  }
 
-  // On a terminal, one readable line per request; otherwise the JSON the deployed stages log.
-  const pretty = Boolean(process.stdout.isTTY);
   // The handlers read their configuration once, when first imported by startLocalApi.
   Object.assign(process.env, {
-    PETSTORE_LOG_FORMAT: pretty ? "pretty" : "json",
-    PETS_TABLE_NAME: tableName,
+    PETSTORE_LOG_FORMAT: options.logFormat,
+    PETS_TABLE_NAME: options.tableName,
     PETSTORE_STAGE: "local",
     DYNAMODB_ENDPOINT: endpoint,
     AWS_REGION: process.env.AWS_REGION || LOCAL_REGION,
@@ -114,61 +117,41 @@ async function main(): Promise<void> {
     endpoint,
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
   });
-  await ensureTable(client, tableName);
-  // So that `npm run keys` can tell this npm start's database from whatever else answers on its port.
-  if (embedded) {
-    announcement = await announceNpmStart(client, {
-      endpoint,
-      tableName,
-      dataDir: values["in-memory"] ? null : LOCAL_DATA_DIR,
-    });
-  }
-  const { key, pinned } = await localApiKey(new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), tableName));
-
   try {
+    await ensureTable(client, options.tableName);
+    // So that `npm run keys` can tell this npm start's database from whatever else answers on its port.
+    if (embedded) {
+      announcement = await announceNpmStart(client, {
+        endpoint,
+        tableName: options.tableName,
+        dataDir: options.inMemory ? null : LOCAL_DATA_DIR,
+      });
+    }
+    const { key, source } = await localApiKey(
+      new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), options.tableName),
+      { pinned: options.pinnedKey, keyFile: options.inMemory ? undefined : LOCAL_KEY_FILE },
+    );
     api = await startLocalApi({
       host: LOCAL_HOST,
-      port: apiPort,
-      onRequest: (entry) =>
-        console.log(
-          pretty
-            ? `${entry.method} ${entry.path} ${entry.status} ${entry.durationMs.toFixed(1)}ms ${entry.requestId}`
-            : JSON.stringify({ timestamp: new Date().toISOString(), level: "INFO", message: "gateway", ...entry }),
-        ),
+      port: options.apiPort,
+      onRequest: log.request,
+      onHandlerFailure: log.handlerFailed,
     });
+    console.log(banner(options, api, endpoint, key, source));
   } catch (error) {
     await announcement?.withdraw();
     await embedded?.close();
     if (isAddressInUse(error))
-      throw new StartupError(`Port ${apiPort} is in use; stop what uses it or set PORT to another port.`);
+      throw new StartupError(
+        `Port ${options.apiPort} is in use; stop what uses it, or choose another with --port or PORT.`,
+      );
     throw error;
   }
-
-  const origin = api.baseUrl.slice(0, -API_BASE_PATH.length);
-  const storage = embedded
-    ? values["in-memory"]
-      ? "embedded dynalite, in memory"
-      : `embedded dynalite, data in ${LOCAL_DATA_DIR}`
-    : endpoint;
-  console.log(
-    [
-      `Pet Store API on ${api.baseUrl}`,
-      `Reference: ${origin}${DOCS_PATH} (OpenAPI document: ${origin}${OPENAPI_PATH})`,
-      `DynamoDB: ${storage} (table ${tableName})`,
-      `API key${pinned ? " (from PETSTORE_API_KEY)" : " (new for this run; pin one with PETSTORE_API_KEY)"}: ${key}`,
-      "",
-      "Try:",
-      `  curl -H 'Authorization: Bearer ${key}' '${api.baseUrl}/pets?limit=5'`,
-      `  curl -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"name":"Rex","categoryId":1}' '${api.baseUrl}/pets'`,
-      "",
-      "Ctrl-C stops the server.",
-    ].join("\n"),
-  );
 }
 
 main().catch((error: unknown) => {
-  console.error(
-    error instanceof StartupError || error instanceof LocalSettingError ? `npm start: ${error.message}` : error,
-  );
+  // A configuration the handlers refuse (LOG_LEVEL, for one) is as fixable as our own checks.
+  const fixable = error instanceof StartupError || (error as Error)?.name === "ConfigError";
+  console.error(fixable ? `npm start: ${(error as Error).message}` : error);
   process.exit(1);
 });

@@ -13,8 +13,8 @@ import type { ErrorCode } from "../lib/contract/schemas";
 import type { ProxyHandler } from "../lib/http/apiHandler";
 import { errorResult } from "../lib/http/middleware/errorResponse";
 import { COMMON_HEADERS } from "../lib/http/middleware/responseEnvelope";
-import { API_BASE_PATH, type RouteDefinition, routeList } from "../lib/routes";
-import { localDocs } from "./apiDocs";
+import { API_BASE_PATH, type RouteDefinition, routeList, routes } from "../lib/routes";
+import { DOCS_PATH, type LocalDocs, localDocs } from "./apiDocs";
 import { listen } from "./listen";
 import { toProxyEvent } from "./proxyEvent";
 
@@ -31,6 +31,10 @@ export interface RequestLogEntry {
   readonly status: number;
   readonly durationMs: number;
   readonly requestId: string;
+  /** The Error body's `code`, for an error answer. */
+  readonly errorCode?: string;
+  /** Set on a create answered from its Idempotency-Key record. */
+  readonly replayed?: true;
 }
 
 export interface LocalApiOptions {
@@ -38,6 +42,8 @@ export interface LocalApiOptions {
   readonly port: number;
   readonly loadHandler?: (route: RouteDefinition) => Promise<ProxyHandler>;
   readonly onRequest?: (entry: RequestLogEntry) => void;
+  /** A handler threw (API Gateway's failed integration); by default one JSON line on stderr. */
+  readonly onHandlerFailure?: (error: unknown) => void;
 }
 
 export interface LocalApi {
@@ -120,6 +126,36 @@ function gatewayAnswer(
   };
 }
 
+function logHandlerFailure(error: unknown): void {
+  console.error(JSON.stringify({ level: "ERROR", message: "handler failed", error: String(error) }));
+}
+
+/** What the request log says about an answer beyond its status. */
+function outcomeOf(result: APIGatewayProxyResult): Pick<RequestLogEntry, "errorCode" | "replayed"> {
+  const replayed = String(result.headers?.["Idempotent-Replayed"] ?? "") === "true";
+  let errorCode: unknown;
+  if (result.statusCode >= 400) {
+    try {
+      errorCode = (JSON.parse(result.body) as { code?: unknown }).code;
+    } catch {
+      // Not the Error shape: the status says enough.
+    }
+  }
+  return {
+    ...(typeof errorCode === "string" ? { errorCode } : {}),
+    ...(replayed ? { replayed: true } : {}),
+  };
+}
+
+/** What Node's HTTP parser refused, in words the sender can act on. */
+function clientErrorMessage(code: string | undefined): string {
+  if (code === "HPE_HEADER_OVERFLOW") return "The request headers are too large.";
+  // A newline pasted with a header value (a key copied with its line end): it ends the line early.
+  if (code === "HPE_CR_EXPECTED")
+    return "The request is malformed: a header value ends in a bare newline (pasted with the value?); send each header on one line.";
+  return "The request is malformed.";
+}
+
 function send(response: ServerResponse, result: APIGatewayProxyResult): void {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
@@ -134,15 +170,22 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
   const loadHandler = options.loadHandler ?? importHandler;
   const handlers = new Map<RouteDefinition, ProxyHandler>();
   for (const route of routeList) handlers.set(route, await loadHandler(route));
-  const docs = localDocs();
+  // Made once the port is known: the document lists this server's own URL.
+  let docs: LocalDocs | undefined;
+  // Where a person lands first: say where the API and its reference are. Local only; the deployed
+  // gateway answers these paths with its own not_found (infra/stacks/gatewayErrors.ts).
+  const landingPaths = new Set(["/", API_BASE_PATH, `${API_BASE_PATH}/`]);
+  const landingMessage = (path: string) =>
+    `No route matches ${path}. The API is at ${API_BASE_PATH}${routes.listPets.path} (with 'Authorization: Bearer <key>'); its reference is at ${DOCS_PATH}.`;
 
   async function answer(request: IncomingMessage): Promise<APIGatewayProxyResult> {
     const url = new URL(request.url ?? "/", "http://localhost");
     // Local only: the deployed stages serve the API alone; the document is published by `npm run docs`.
     if (request.method === "GET" || request.method === "HEAD") {
-      const page = await docs.answer(url.pathname);
+      const page = await docs?.answer(url.pathname);
       if (page) return page;
     }
+    if (landingPaths.has(url.pathname)) return gatewayAnswer(404, "not_found", landingMessage(url.pathname));
     if (!url.pathname.startsWith(`${API_BASE_PATH}/`)) {
       return gatewayAnswer(404, "not_found", `No route matches ${url.pathname}; the API is under ${API_BASE_PATH}.`);
     }
@@ -210,7 +253,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     answer(request)
       .catch((error: unknown) => {
         // A handler that throws is what API Gateway reports as a failed integration.
-        console.error(JSON.stringify({ level: "ERROR", message: "handler failed", error: String(error) }));
+        (options.onHandlerFailure ?? logHandlerFailure)(error);
         return gatewayAnswer(
           500,
           "internal_error",
@@ -225,6 +268,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
           status: result.statusCode,
           durationMs: performance.now() - startedAt,
           requestId: String(result.headers?.["X-Request-Id"] ?? ""),
+          ...outcomeOf(result),
         });
       });
   });
@@ -232,12 +276,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
   // Requests Node cannot parse (oversized headers, a malformed request line) still get the Error shape.
   server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || error.code === "ECONNRESET") return socket.destroy();
-    const tooLarge = error.code === "HPE_HEADER_OVERFLOW";
-    const result = gatewayAnswer(
-      400,
-      "invalid_request",
-      tooLarge ? "The request headers are too large." : "The request is malformed.",
-    );
+    const result = gatewayAnswer(400, "invalid_request", clientErrorMessage(error.code));
     const body = result.body;
     const headers = Object.entries(result.headers ?? {})
       .map(([name, value]) => `${name}: ${value}\r\n`)
@@ -248,8 +287,10 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
   });
 
   const port = await listen(server, options.port, options.host);
+  const baseUrl = `http://${options.host}:${port}${API_BASE_PATH}`;
+  docs = localDocs({ baseUrl });
   return {
-    baseUrl: `http://${options.host}:${port}${API_BASE_PATH}`,
+    baseUrl,
     port,
     close: () =>
       new Promise<void>((resolve) => {

@@ -7,6 +7,12 @@ export const LOCAL_DATA_DIR = ".data/dynamodb";
 /** Where each running `npm start` with the embedded DynamoDB leaves a note of itself (local/npmStartMarker.ts). */
 export const LOCAL_RUN_DIR = ".data/npm-start";
 export const LOCAL_REGION = "us-east-1";
+/**
+ * The local key `npm start` makes on its first start and reuses after, so that a key pasted into a
+ * shell keeps working across restarts. Local keys only open this machine's data; the file is
+ * readable by its owner alone, and the database still holds only the key's hash.
+ */
+export const LOCAL_KEY_FILE = ".data/local-api-key";
 
 /** A local setting that cannot be used as given; the message names it and says what is expected. */
 export class LocalSettingError extends Error {}
@@ -17,7 +23,7 @@ export function portSetting(name: string, fallback: number, env: NodeJS.ProcessE
   if (raw === undefined || raw === "") return fallback;
   const port = Number(raw);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new LocalSettingError(`${name} must be a port number, not "${raw}".`);
+    throw new LocalSettingError(`${name} must be a port number (0 to 65535), not "${raw}".`);
   return port;
 }
 

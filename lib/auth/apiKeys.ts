@@ -39,6 +39,23 @@ export function hasApiKeyShape(token: string, stage: StageName): boolean {
   );
 }
 
+/** A newline at the end: a real one, or one copied as text (`\n`, `%0A`) from JSON or a URL. */
+const TRAILING_NEWLINE = /(?:[\r\n]|\\[rn]|%0[ad])$/i;
+const SURROUNDING_SPACE = /^\s|\s$/;
+const QUOTED = /^(["'`]).*\1$/s;
+
+/**
+ * What went wrong when a key was copied, for a token that is not a key: the end of a line taken
+ * along, spaces around it, quotes ("it ends with a newline"). Undefined when it is none of these.
+ * Never repeats the token, so the answer is safe to show and to log.
+ */
+export function describeKeySlip(token: string): string | undefined {
+  if (TRAILING_NEWLINE.test(token)) return "it ends with a newline";
+  if (SURROUNDING_SPACE.test(token)) return "it has a space before or after it";
+  if (QUOTED.test(token)) return "it is in quotes";
+  return undefined;
+}
+
 export function generateApiKey(stage: StageName): string {
   return apiKeyPrefix(stage) + randomBase62(SECRET_LENGTH);
 }

@@ -519,7 +519,10 @@ function infoDescription(): string {
   ].join("\n");
 }
 
-function servers(): OpenApiDocument["servers"] {
+/** Where `npm start` serves the API unless told otherwise. */
+const DEFAULT_LOCAL_BASE_URL = `http://127.0.0.1:3000${API_BASE_PATH}`;
+
+function servers(localBaseUrl: string): OpenApiDocument["servers"] {
   const awsServer = (stage: string) => ({
     url: `https://{apiId}.execute-api.{region}.amazonaws.com${API_BASE_PATH}`,
     description: `${stage}: the BaseUrl output of the ${stage} stack`,
@@ -531,12 +534,15 @@ function servers(): OpenApiDocument["servers"] {
   return [
     awsServer("Production"),
     awsServer("Staging"),
-    { url: `http://127.0.0.1:3000${API_BASE_PATH}`, description: "Local: npm start (port set by PORT)" },
+    { url: localBaseUrl, description: "Local: npm start (port set by PORT)" },
   ];
 }
 
-/** The OpenAPI document of the API as built. */
-export function buildOpenApiDocument(): OpenApiDocument {
+/**
+ * The OpenAPI document of the API as built. `localBaseUrl` is the local server's entry: a running
+ * `npm start` lists its own address.
+ */
+export function buildOpenApiDocument(options: { readonly localBaseUrl?: string } = {}): OpenApiDocument {
   return {
     openapi: OPENAPI_VERSION,
     info: {
@@ -545,7 +551,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
       summary: "List, add and fetch animals.",
       description: infoDescription(),
     },
-    servers: servers(),
+    servers: servers(options.localBaseUrl ?? DEFAULT_LOCAL_BASE_URL),
     tags: [{ name: API_TAG, description: "Animals in the store: list, add, fetch." }],
     security: [{ [SECURITY_SCHEME]: [] }],
     paths: buildPaths(),

@@ -8,6 +8,7 @@ import type { Pet } from "../../lib/contract/schemas";
 import type { LocalApi } from "../../local/server";
 import { fetchJson, issueTestKey, startTestApi, type TestResponse } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
+import { outsideUrls } from "../support/outsideUrls";
 
 let api: LocalApi;
 let key: string;
@@ -72,6 +73,20 @@ describe("authentication", () => {
     expectError(await get("/pets?limit=abc", {}), 401, "unauthorized");
     expectError(await get("/pets/999999", {}), 401, "unauthorized");
     expectError(await post("{bad json", { Authorization: "" }), 401, "unauthorized");
+  });
+
+  it("names the slip when a key arrives with a newline as text, in quotes or without 'Bearer '", async () => {
+    const cases: [string, string][] = [
+      [`Bearer ${key}%0A`, "The API key is not valid: it ends with a newline;"],
+      [`Bearer "${key}"`, "The API key is not valid: it is in quotes;"],
+      [key, "The Authorization header has the key without 'Bearer ' before it"],
+    ];
+    for (const [authorization, message] of cases) {
+      const response = await get("/pets", { Authorization: authorization });
+
+      expectError(response, 401, "unauthorized", message);
+      expect(JSON.stringify(response.json)).not.toContain(key.slice(-20));
+    }
   });
 
   it("keeps only the key's hash in the table", async () => {
@@ -146,6 +161,15 @@ describe("POST /pets", () => {
       await post({ name: "Rex", categoryId: 1 }, { "Content-Type": "text/plain" }),
       415,
       "unsupported_media_type",
+    );
+  });
+
+  it("answers 415 saying the charset must be UTF-8 for JSON declared in another charset", async () => {
+    expectError(
+      await post({ name: "Rex", categoryId: 1 }, { "Content-Type": "application/json; charset=iso-8859-1" }),
+      415,
+      "unsupported_media_type",
+      "The charset must be UTF-8",
     );
   });
 
@@ -329,6 +353,24 @@ describe("what the gateway answers itself", () => {
     expect(JSON.parse(body)).toEqual({ code: "invalid_request", message: expect.any(String), status: 400 });
   });
 
+  it("says a header ended in a bare newline, as when a key is pasted with its line end", async () => {
+    const { port } = new URL(api.baseUrl);
+    const socket = connect(Number(port), "127.0.0.1");
+    socket.write(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\n\r\n\r\n`);
+    let reply = "";
+    for await (const chunk of socket) reply += chunk;
+
+    const [head = "", body = ""] = reply.split("\r\n\r\n");
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(body)).toEqual({
+      code: "invalid_request",
+      message:
+        "The request is malformed: a header value ends in a bare newline (pasted with the value?); send each header on one line.",
+      status: 400,
+    });
+    expect(reply).not.toContain(key);
+  });
+
   it("sets the common headers on every answer", async () => {
     for (const response of [await get("/pets"), await get("/nope"), await get("/pets", {})]) {
       expect(response.headers["cache-control"]).toBe("no-store");
@@ -342,12 +384,15 @@ describe("what the gateway answers itself", () => {
 describe("the reference served beside the API", () => {
   const origin = () => api.baseUrl.replace(/\/v1$/, "");
 
-  it("serves the OpenAPI document as built at /openapi.json, without a key", async () => {
+  it("serves the OpenAPI document as built at /openapi.json, without a key, listing this server's own URL", async () => {
     const response = await fetch(`${origin()}/openapi.json`);
+    const document = (await response.json()) as ReturnType<typeof buildOpenApiDocument>;
 
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
-    expect(await response.json()).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
+    expect(document).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument({ localBaseUrl: api.baseUrl }))));
+    expect(document.servers.map((server) => server.url)).toContain(api.baseUrl);
+    expect(api.baseUrl).not.toContain(":3000/");
   });
 
   it("serves at /docs a page whose scripts and document all come from this server", async () => {
@@ -368,6 +413,31 @@ describe("the reference served beside the API", () => {
     expect(redoc.status).toBe(200);
     expect(redoc.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect(await redoc.text()).toMatch(/export\s*\{[^}]*\binit\b/);
+  });
+
+  it("serves a reference that loads nothing from elsewhere, Redoc's logo included", async () => {
+    const html = await (await fetch(`${origin()}/docs`)).text();
+    const loaderPath = /<script[^>]*src="([^"]+)"/.exec(html)?.[1] ?? "";
+    const loader = await (await fetch(`${origin()}${loaderPath}`)).text();
+    const redocPath = /from "([^"]+)"/.exec(loader)?.[1] ?? "";
+    const redoc = await (await fetch(`${origin()}${redocPath}`)).text();
+
+    expect(redoc.length).toBeGreaterThan(100_000);
+    expect(redoc).toContain("redocly logo");
+    expect(outsideUrls([html, loader, redoc].join("\n"))).toEqual([]);
+  });
+
+  it("answers / and /v1 with a 404 that points to the pets and to the reference", async () => {
+    for (const path of ["/", "/v1", "/v1/"]) {
+      const response = await fetchJson(`${origin()}${path}`);
+
+      expectError(response, 404, "not_found");
+      expect((response.json as { message: string }).message).toBe(
+        `No route matches ${path}. The API is at /v1/pets (with 'Authorization: Bearer <key>'); its reference is at /docs.`,
+      );
+    }
+    expectError(await fetchJson(`${origin()}/`, { method: "POST" }), 404, "not_found", "/v1/pets");
+    expect((await get("/nope")).json).toMatchObject({ message: "No route matches /v1/nope." });
   });
 
   it("keeps the API's answers for other methods and for the same names under /v1", async () => {

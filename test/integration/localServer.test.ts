@@ -1,13 +1,18 @@
 /** `npm start` as a developer runs it: real processes, real files (`npm run keys`: keysCommand.test.ts). */
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { generateApiKey } from "../../lib/auth/apiKeys";
+import { generateApiKey, hashApiKey } from "../../lib/auth/apiKeys";
+import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import type { Pet } from "../../lib/contract/schemas";
+import { startEmbeddedDynamo } from "../../local/dynamo";
+import { LOCAL_DATA_DIR, LOCAL_KEY_FILE, LOCAL_TABLE_NAME } from "../../local/settings";
 import { fetchJson } from "../support/api";
 import { freePort, projectRoot, type RunningProcess, runScript, runToEnd } from "../support/processes";
 
@@ -21,12 +26,26 @@ function tempFolder(): string {
   return folder;
 }
 
+/** What the tests start npm start with unless they say otherwise: no pinned key, its own DynamoDB, JSON logs. */
+const CLEAN_ENV = {
+  PETSTORE_API_KEY: "",
+  DYNAMODB_ENDPOINT: "",
+  PETSTORE_LOG_FORMAT: "",
+  npm_config_in_memory: "",
+  npm_config_port: "",
+  PETS_TABLE_NAME: "",
+};
+
 async function start(cwd: string, env: Record<string, string>, args: string[] = []) {
-  const server = runScript(MAIN, args, { cwd, env: { PETSTORE_API_KEY: "", DYNAMODB_ENDPOINT: "", ...env } });
+  const server = runScript(MAIN, args, { cwd, env: { ...CLEAN_ENV, ...env } });
   running.push(server);
-  const [, baseUrl] = await server.waitFor(/Pet Store API on (\S+)/);
-  const [, key] = await server.waitFor(/API key.*: (petstore_local_\w+)/);
+  const [, baseUrl, key] = await server.waitFor(/export BASE=(\S+) KEY=(petstore_local_\w+)/);
+  await server.waitFor(/Ctrl-C stops the server\./);
   return { server, baseUrl: baseUrl as string, key: key as string };
+}
+
+async function ports() {
+  return { PORT: String(await freePort()), DYNAMODB_PORT: String(await freePort()) };
 }
 
 async function stop(server: RunningProcess): Promise<number | null> {
@@ -65,28 +84,132 @@ describe("npm start", () => {
     expect(existsSync(join(cwd, ".data/dynamodb"))).toBe(true);
   });
 
-  it("prints a curl command that works when pasted", async () => {
-    const { server } = await start(
-      tempFolder(),
-      { PORT: String(await freePort()), DYNAMODB_PORT: String(await freePort()) },
-      ["--in-memory"],
-    );
-    const [command] = await server.waitFor(/curl -H 'Authorization: Bearer \S+' '[^']+\/pets\?limit=5'/);
+  it("prints export and curl lines that work when pasted into a shell, and the key only there", async () => {
+    const { server, key } = await start(tempFolder(), await ports(), ["--in-memory"]);
+    const [exportLine] = await server.waitFor(/^ {2}export BASE=\S+ KEY=\S+$/m);
+    const [curlLine] = await server.waitFor(/^ {2}curl -H "Authorization: Bearer \$KEY" "\$BASE\/pets\?limit=5"$/m);
 
-    const { stdout } = await promisify(execFile)("sh", ["-c", `${command} -s -w '\\n%{http_code}'`]);
+    const { stdout } = await promisify(execFile)("sh", [
+      "-c",
+      `${exportLine.trim()}\n${curlLine.trim()} -s -w '\\n%{http_code}'`,
+    ]);
 
     expect(stdout.trim().split("\n").at(-1)).toBe("200");
+    expect(server.output().split(key).length - 1).toBe(1);
   });
 
-  it("keeps nothing on disk with --in-memory", async () => {
+  it.each([
+    ["npm start -- --in-memory", ["--in-memory"], {}, "DynamoDB: embedded dynalite, in memory (table"],
+    // Without --, npm keeps the flag as its own setting and passes it on as npm_config_in_memory.
+    [
+      "npm start --in-memory",
+      [],
+      { npm_config_in_memory: "true" },
+      "In memory as asked: npm kept --in-memory as its own setting and passed it on as npm_config_in_memory.",
+    ],
+  ])("keeps nothing on disk with %s, and says so", async (_, args, env, banner) => {
     const cwd = tempFolder();
 
-    const { server } = await start(cwd, { PORT: String(await freePort()), DYNAMODB_PORT: String(await freePort()) }, [
-      "--in-memory",
-    ]);
+    const { server } = await start(cwd, { ...(await ports()), ...env }, args);
     await stop(server);
 
     expect(existsSync(join(cwd, ".data"))).toBe(false);
+    expect(server.output()).toContain(banner);
+  });
+
+  it("reuses its key across restarts, saved for its owner only, with only the key's hash in the table", async () => {
+    const cwd = tempFolder();
+    const env = await ports();
+    const first = await start(cwd, env);
+    await stop(first.server);
+    const second = await start(cwd, env);
+    const items = await new DynamoDBClient({
+      region: "us-east-1",
+      endpoint: `http://127.0.0.1:${env.DYNAMODB_PORT}`,
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    }).send(new ScanCommand({ TableName: LOCAL_TABLE_NAME }));
+    const keyItems = (items.Items ?? []).filter((item) => item.keyId !== undefined);
+    const response = await fetchJson(`${second.baseUrl}/pets`, { headers: { Authorization: `Bearer ${first.key}` } });
+
+    expect(first.server.output()).toContain(`API key: new, saved in ${LOCAL_KEY_FILE} for the next starts`);
+    expect(second.server.output()).toContain(`API key: the one saved in ${LOCAL_KEY_FILE}, the same at every start`);
+    expect(second.key).toBe(first.key);
+    expect(response.status).toBe(200);
+    expect(keyItems).toHaveLength(1);
+    expect(keyItems[0]?.sk?.S).toBe(hashApiKey(first.key));
+    expect(JSON.stringify(items.Items)).not.toContain(first.key.slice(-20));
+    expect(readFileSync(join(cwd, LOCAL_KEY_FILE), "utf8").trim()).toBe(first.key);
+    expect(statSync(join(cwd, LOCAL_KEY_FILE)).mode & 0o777).toBe(0o600);
+  });
+
+  it("replaces a saved key that was revoked with a new one", async () => {
+    const cwd = tempFolder();
+    const env = await ports();
+    const first = await start(cwd, env);
+    await stop(first.server);
+    const dynamo = await startEmbeddedDynamo({ host: "127.0.0.1", port: 0, path: join(cwd, LOCAL_DATA_DIR) });
+    const store = new DynamoApiKeyStore(
+      DynamoDBDocumentClient.from(
+        new DynamoDBClient({
+          region: "us-east-1",
+          endpoint: dynamo.endpoint,
+          credentials: { accessKeyId: "local", secretAccessKey: "local" },
+        }),
+      ),
+      LOCAL_TABLE_NAME,
+    );
+    const saved = await store.findByHash(hashApiKey(first.key));
+    await store.revoke(saved?.keyId ?? "", new Date());
+    await dynamo.close();
+
+    const second = await start(cwd, env);
+
+    expect(second.key).not.toBe(first.key);
+    expect(second.server.output()).toContain("was revoked or unreadable), saved there for the next starts");
+    expect(readFileSync(join(cwd, LOCAL_KEY_FILE), "utf8").trim()).toBe(second.key);
+  });
+
+  it("says in one line that its data folder is in use by another npm start, and exits 1", async () => {
+    const cwd = tempFolder();
+    await start(cwd, await ports());
+
+    const result = await runToEnd(MAIN, [], { cwd, env: { ...CLEAN_ENV, ...(await ports()) } });
+
+    expect(result.code).toBe(1);
+    expect(result.output.trim()).toBe(
+      `npm start: The data folder ${LOCAL_DATA_DIR} is in use by another npm start (or npm run keys); stop it, or start this one with: npm start -- --in-memory`,
+    );
+  });
+
+  it.each([["--help"], ["-h"]])("prints every option and setting for %s, and exits 0", async (flag) => {
+    const result = await runToEnd(MAIN, [flag], { cwd: tempFolder(), env: CLEAN_ENV });
+
+    expect(result.code).toBe(0);
+    expect(result.output).toMatch(/^Usage: npm start \[-- OPTIONS\]/);
+    for (const name of ["--port N", "--in-memory", "PORT", "DYNAMODB_PORT", "DYNAMODB_ENDPOINT", "PETSTORE_API_KEY"]) {
+      expect(result.output).toContain(`  ${name} `);
+    }
+    expect(result.output).toContain("PETS_TABLE_NAME");
+    expect(result.output).toContain("PETSTORE_LOG_FORMAT");
+  });
+
+  it("refuses an unknown option in one line that points to --help, and exits 1", async () => {
+    const result = await runToEnd(MAIN, ["--verbose"], { cwd: tempFolder(), env: CLEAN_ENV });
+
+    expect(result.code).toBe(1);
+    expect(result.output.trim()).toBe("npm start: unknown option --verbose; see: npm start -- --help");
+  });
+
+  it("serves on the port --port names", async () => {
+    const port = await freePort();
+
+    const { baseUrl } = await start(tempFolder(), { DYNAMODB_PORT: String(await freePort()) }, [
+      "--in-memory",
+      "--port",
+      String(port),
+    ]);
+
+    expect(baseUrl).toBe(`http://127.0.0.1:${port}/v1`);
   });
 
   it("uses the DynamoDB named by DYNAMODB_ENDPOINT instead of starting one", async () => {
@@ -111,30 +234,90 @@ describe("npm start", () => {
     try {
       const result = await runToEnd(MAIN, ["--in-memory"], {
         cwd: tempFolder(),
-        env: { PORT: String(port), DYNAMODB_PORT: String(await freePort()), DYNAMODB_ENDPOINT: "" },
+        env: { ...CLEAN_ENV, PORT: String(port), DYNAMODB_PORT: String(await freePort()) },
       });
 
       expect(result.code).toBe(1);
       expect(result.output.trim()).toBe(
-        `npm start: Port ${port} is in use; stop what uses it or set PORT to another port.`,
+        `npm start: Port ${port} is in use; stop what uses it, or choose another with --port or PORT.`,
       );
     } finally {
       blocker.close();
     }
   });
 
-  it("refuses a PETSTORE_API_KEY that is not a local key", async () => {
+  it("refuses a PETSTORE_API_KEY of another stage in one line", async () => {
     const result = await runToEnd(MAIN, ["--in-memory"], {
       cwd: tempFolder(),
-      env: {
-        PORT: String(await freePort()),
-        DYNAMODB_PORT: String(await freePort()),
-        PETSTORE_API_KEY: generateApiKey("prod"),
-      },
+      env: { ...CLEAN_ENV, ...(await ports()), PETSTORE_API_KEY: generateApiKey("prod") },
     });
 
     expect(result.code).toBe(1);
-    expect(result.output).toContain("PETSTORE_API_KEY must look like petstore_local_");
+    expect(result.output.trim()).toBe(
+      "npm start: PETSTORE_API_KEY is a prod key; npm start takes a local one (petstore_local_<43 letters or digits>), or unset it to use the saved key.",
+    );
+  });
+
+  it.each([
+    ["a trailing newline", "\n", "it ends with a newline"],
+    ["a trailing space", " ", "it has a space before or after it"],
+  ])("says in one line that PETSTORE_API_KEY has %s, without showing it", async (_, end, problem) => {
+    const key = generateApiKey("local");
+
+    const result = await runToEnd(MAIN, ["--in-memory"], {
+      cwd: tempFolder(),
+      env: { ...CLEAN_ENV, ...(await ports()), PETSTORE_API_KEY: `${key}${end}` },
+    });
+
+    expect(result.code).toBe(1);
+    expect(result.output.trim()).toBe(
+      `npm start: PETSTORE_API_KEY is not valid: ${problem}; set it to the key alone (petstore_local_<43 letters or digits>).`,
+    );
+  });
+});
+
+describe("npm start's log lines", () => {
+  it("are readable with PETSTORE_LOG_FORMAT=pretty, even into a pipe: error codes, replays, and a last Stopped line", async () => {
+    const { server, baseUrl, key } = await start(tempFolder(), { ...(await ports()), PETSTORE_LOG_FORMAT: "pretty" }, [
+      "--in-memory",
+    ]);
+    const create = {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Idempotency-Key": "log-lines" },
+      body: '{"name":"Logged","categoryId":2}',
+    };
+
+    await fetchJson(`${baseUrl}/pets`);
+    await fetchJson(`${baseUrl}/pets`, create);
+    await fetchJson(`${baseUrl}/pets`, create);
+    server.child.kill("SIGINT");
+    const code = await server.exited;
+
+    const output = server.output();
+    expect(code).toBe(0);
+    expect(output).toMatch(/^GET \/v1\/pets 401 unauthorized [\d.]+ms \S+$/m);
+    expect(output).toMatch(/^POST \/v1\/pets 201 [\d.]+ms \S+$/m);
+    expect(output).toMatch(/^POST \/v1\/pets 201 replayed [\d.]+ms \S+$/m);
+    expect(output).not.toContain('"message":"gateway"');
+    expect(output.trimEnd().split("\n").at(-1)).toBe("Stopped.");
+  });
+
+  it("end with a JSON stopped line when the output is JSON", async () => {
+    const { server } = await start(tempFolder(), await ports(), ["--in-memory"]);
+
+    server.child.kill("SIGTERM");
+    await server.exited;
+
+    const lastLines = server
+      .output()
+      .trimEnd()
+      .split("\n")
+      .slice(-2)
+      .map((line) => JSON.parse(line));
+    expect(lastLines).toEqual([
+      expect.objectContaining({ level: "INFO", message: "stopping", signal: "SIGTERM" }),
+      expect.objectContaining({ level: "INFO", message: "stopped" }),
+    ]);
   });
 });
 
@@ -146,13 +329,7 @@ describe("npm start on a terminal", () => {
     const child = spawn("script", ["-qfec", command, "/dev/null"], {
       cwd: tempFolder(),
       detached: true,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        DYNAMODB_PORT: String(await freePort()),
-        DYNAMODB_ENDPOINT: "",
-        PETSTORE_API_KEY: "",
-      },
+      env: { ...process.env, ...CLEAN_ENV, PORT: String(port), DYNAMODB_PORT: String(await freePort()) },
     });
     let output = "";
     child.stdout.on("data", (chunk) => {
@@ -165,7 +342,9 @@ describe("npm start on a terminal", () => {
       await fetchJson(`http://127.0.0.1:${port}/v1/pets?limit=2`, { headers: { Authorization: `Bearer ${key}` } });
       await fetchJson(`http://127.0.0.1:${port}/v1/unknown`);
 
-      await expect.poll(() => output, { timeout: 10_000 }).toMatch(/^GET \/v1\/unknown 404 [\d.]+ms \S+\r?$/m);
+      await expect
+        .poll(() => output, { timeout: 10_000 })
+        .toMatch(/^GET \/v1\/unknown 404 not_found [\d.]+ms \S+\r?$/m);
       expect(output).toMatch(/^GET \/v1\/pets\?limit=2 200 [\d.]+ms \S+\r?$/m);
       expect(output).not.toContain('"message":"request"');
     } finally {

@@ -94,8 +94,8 @@ describe("keys command arguments", () => {
   });
 
   it.each([
-    [[], { DYNAMODB_PORT: "eight" }, 'DYNAMODB_PORT must be a port number, not "eight".'],
-    [[], { DYNAMODB_PORT: "70000" }, 'DYNAMODB_PORT must be a port number, not "70000".'],
+    [[], { DYNAMODB_PORT: "eight" }, 'DYNAMODB_PORT must be a port number (0 to 65535), not "eight".'],
+    [[], { DYNAMODB_PORT: "70000" }, 'DYNAMODB_PORT must be a port number (0 to 65535), not "70000".'],
     [
       [],
       { DYNAMODB_ENDPOINT: "localhost:8000" },

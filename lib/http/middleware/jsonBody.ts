@@ -8,10 +8,16 @@ import type { ApiEvent, ApiResult } from "../types";
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 
-function isJsonContentType(contentType: string | undefined): boolean {
-  if (!contentType || !JSON_MEDIA_TYPE.test(contentType.trim())) return false;
+/** Undefined when `contentType` declares JSON we can read; otherwise the error that says why not. */
+function mediaTypeError(contentType: string | undefined): UnsupportedMediaTypeError | undefined {
+  if (!contentType || !JSON_MEDIA_TYPE.test(contentType.trim())) return new UnsupportedMediaTypeError(contentType);
   const charset = CHARSET.exec(contentType)?.[1];
-  return charset === undefined || /^utf-?8$/i.test(charset);
+  if (charset === undefined || /^utf-?8$/i.test(charset)) return undefined;
+  // The client did send JSON: what it needs to hear is the encoding (the charset is not echoed).
+  return new UnsupportedMediaTypeError(
+    contentType,
+    "The charset must be UTF-8: send the body in UTF-8 with 'Content-Type: application/json'.",
+  );
 }
 
 /**
@@ -27,9 +33,8 @@ export function jsonBody(options: { maxBytes: number }): MiddlewareObj<ApiEvent,
       const raw = typeof body === "string" ? body : "";
       const bytes = isBase64Encoded ? Buffer.from(raw, "base64").length : Buffer.byteLength(raw, "utf8");
       if (bytes > options.maxBytes) throw new PayloadTooLargeError(options.maxBytes);
-      if (!isJsonContentType(request.event.headers?.["content-type"])) {
-        throw new UnsupportedMediaTypeError(request.event.headers?.["content-type"]);
-      }
+      const unsupported = mediaTypeError(request.event.headers?.["content-type"]);
+      if (unsupported) throw unsupported;
       if (bytes === 0) throw new ValidationError("body", "is required: send a JSON object");
       try {
         // biome-ignore lint/suspicious/noExplicitAny: middy's parser is typed for its own event shape

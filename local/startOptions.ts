@@ -1,0 +1,157 @@
+/**
+ * What `npm start` was asked to do: its command line and environment, read once into typed options,
+ * or a StartupError whose message is the one line to print.
+ */
+import { parseArgs } from "node:util";
+import type { LogFormat } from "../lib/observability/telemetry";
+import {
+  DEFAULT_API_PORT,
+  DEFAULT_DYNAMODB_PORT,
+  LOCAL_DATA_DIR,
+  LOCAL_KEY_FILE,
+  LOCAL_TABLE_NAME,
+  type LocalDynamoSetting,
+  LocalSettingError,
+  localDynamoSetting,
+} from "./settings";
+
+export const START_USAGE = `Usage: npm start [-- OPTIONS]
+
+Runs the Pet Store API on this machine: the real Lambda handlers behind a stand-in for API Gateway,
+on an embedded DynamoDB (dynalite) that keeps its data in ${LOCAL_DATA_DIR}.
+
+Options (after --, e.g. npm start -- --port 3001 --in-memory):
+  --port N             port of the API (default: PORT, else ${DEFAULT_API_PORT}); npm start --port N works too
+  --in-memory          keep nothing on disk: no data, no saved key; npm start --in-memory works too
+  -h, --help           show this help
+
+Environment:
+  PORT                 port of the API (default ${DEFAULT_API_PORT}; --port wins)
+  DYNAMODB_PORT        port of the embedded DynamoDB (default ${DEFAULT_DYNAMODB_PORT})
+  DYNAMODB_ENDPOINT    use this DynamoDB-compatible endpoint instead of the embedded one
+  PETSTORE_API_KEY     the local key to use (petstore_local_<43 letters or digits>; its hash is
+                       stored on first use). Unset: the key saved in ${LOCAL_KEY_FILE}, made on
+                       the first start and reused after (with --in-memory, a new key each start)
+  PETS_TABLE_NAME      table name (default ${LOCAL_TABLE_NAME})
+  PETSTORE_LOG_FORMAT  pretty (one readable line per request) or json (the deployed stages' logs);
+                       default: pretty on a terminal, json when the output goes to a file or pipe
+  LOG_LEVEL            DEBUG, INFO, WARN or ERROR for the handlers' logs (default INFO)`;
+
+const SEE_HELP = "see: npm start -- --help";
+
+/** A problem the person starting the server can fix; its message is the one line to print. */
+export class StartupError extends Error {}
+
+export interface StartOptions {
+  readonly apiPort: number;
+  readonly dynamoPort: number;
+  /** Set: use this DynamoDB instead of starting the embedded one. */
+  readonly dynamoEndpoint: string | undefined;
+  readonly inMemory: boolean;
+  /**
+   * `npm start --in-memory` (without `--`): npm takes the flag as one of its own settings and
+   * passes it on as npm_config_in_memory, not as an argument.
+   */
+  readonly inMemoryFromNpm: boolean;
+  readonly pinnedKey: string | undefined;
+  readonly tableName: string;
+  readonly logFormat: LogFormat;
+}
+
+export type StartCommand = { readonly help: true } | { readonly help: false; readonly options: StartOptions };
+
+function port(raw: string, source: string): number {
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isInteger(value) || value < 0 || value > 65535)
+    throw new StartupError(`${source} must be a port number (0 to 65535), not "${raw}".`);
+  return value;
+}
+
+/** parseArgs' own messages are long and name Node's rules; these name ours. */
+function usageErrorOf(error: unknown): StartupError {
+  const { code, message } = error as { code?: string; message?: string };
+  const quoted = /'([^']*)'/.exec(message ?? "")?.[1] ?? "";
+  switch (code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return new StartupError(`unknown option ${quoted}; ${SEE_HELP}`);
+    case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
+      return new StartupError(`unexpected argument "${quoted}"; ${SEE_HELP}`);
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return new StartupError(
+        /--in-memory/.test(message ?? "")
+          ? `--in-memory takes no value; ${SEE_HELP}`
+          : `--port needs a port number, as in --port 3001; ${SEE_HELP}`,
+      );
+    default:
+      return new StartupError(`${message ?? String(error)}; ${SEE_HELP}`);
+  }
+}
+
+function readArguments(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: { port: { type: "string" }, "in-memory": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    });
+  } catch (error) {
+    throw usageErrorOf(error);
+  }
+}
+
+/**
+ * Reads `argv` (what follows `npm start --`) and `env`. `isTerminal` decides the log format when
+ * PETSTORE_LOG_FORMAT does not.
+ */
+export function parseStartArguments(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  isTerminal: boolean,
+): StartCommand {
+  const parsed = readArguments(argv);
+  const { values } = parsed;
+  const positionals = [...parsed.positionals];
+  if (values.help) return { help: true };
+
+  // `npm start --port 3001` (without --): npm keeps --port as its setting "true" and hands us 3001
+  // as an argument; `npm start --port=3001` gives the setting the value.
+  let npmPort: number | undefined;
+  const npmPortSetting = env.npm_config_port;
+  if (npmPortSetting === "true") {
+    const given = positionals.shift();
+    if (given === undefined) throw new StartupError(`--port needs a port number, as in --port 3001; ${SEE_HELP}`);
+    npmPort = port(given, "--port");
+  } else if (npmPortSetting) {
+    npmPort = port(npmPortSetting, "--port");
+  }
+  if (positionals.length > 0) throw new StartupError(`unexpected argument "${positionals[0]}"; ${SEE_HELP}`);
+
+  // The same choice `npm run keys` makes to find this database (local/settings.ts).
+  let dynamo: LocalDynamoSetting;
+  try {
+    dynamo = localDynamoSetting(env);
+  } catch (error) {
+    throw error instanceof LocalSettingError ? new StartupError(error.message) : error;
+  }
+  const inMemoryFromNpm = values["in-memory"] === undefined && env.npm_config_in_memory === "true";
+  const logFormatSetting = env.PETSTORE_LOG_FORMAT ?? "";
+  if (logFormatSetting !== "" && logFormatSetting !== "pretty" && logFormatSetting !== "json")
+    throw new StartupError(`PETSTORE_LOG_FORMAT must be pretty or json, not "${logFormatSetting}".`);
+
+  return {
+    help: false,
+    options: {
+      apiPort:
+        values.port !== undefined
+          ? port(values.port, "--port")
+          : (npmPort ?? (env.PORT ? port(env.PORT, "PORT") : DEFAULT_API_PORT)),
+      dynamoPort: dynamo.kind === "embedded" ? dynamo.port : DEFAULT_DYNAMODB_PORT,
+      dynamoEndpoint: dynamo.kind === "endpoint" ? dynamo.endpoint : undefined,
+      inMemory: values["in-memory"] === true || inMemoryFromNpm,
+      inMemoryFromNpm,
+      pinnedKey: env.PETSTORE_API_KEY === "" ? undefined : env.PETSTORE_API_KEY,
+      tableName: env.PETS_TABLE_NAME || LOCAL_TABLE_NAME,
+      logFormat: logFormatSetting === "" ? (isTerminal ? "pretty" : "json") : logFormatSetting,
+    },
+  };
+}

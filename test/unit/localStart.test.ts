@@ -1,0 +1,188 @@
+/** How `npm start` reads its command line and environment, and the lines it prints per request. */
+import { describe, expect, it } from "vitest";
+import type { RequestLogEntry } from "../../local/server";
+import { createStartLog, requestLine } from "../../local/startLog";
+import { parseStartArguments, START_USAGE, type StartOptions, StartupError } from "../../local/startOptions";
+
+function options(argv: string[], env: NodeJS.ProcessEnv = {}, isTerminal = false): StartOptions {
+  const command = parseStartArguments(argv, env, isTerminal);
+  if (command.help) throw new Error("expected options, got help");
+  return command.options;
+}
+
+function usageError(argv: string[], env: NodeJS.ProcessEnv = {}): string {
+  try {
+    parseStartArguments(argv, env, false);
+  } catch (error) {
+    expect(error).toBeInstanceOf(StartupError);
+    return (error as Error).message;
+  }
+  throw new Error("expected a StartupError");
+}
+
+describe("npm start's options", () => {
+  it("asks for help with --help or -h", () => {
+    expect(parseStartArguments(["--help"], {}, false)).toEqual({ help: true });
+    expect(parseStartArguments(["-h"], {}, false)).toEqual({ help: true });
+  });
+
+  it("names every option and environment variable in its help", () => {
+    for (const name of [
+      "--port",
+      "--in-memory",
+      "--help",
+      "PORT",
+      "DYNAMODB_PORT",
+      "DYNAMODB_ENDPOINT",
+      "PETSTORE_API_KEY",
+      "PETS_TABLE_NAME",
+      "PETSTORE_LOG_FORMAT",
+      "LOG_LEVEL",
+    ]) {
+      expect(START_USAGE).toMatch(new RegExp(`(^|\\s)${name}\\b`, "m"));
+    }
+  });
+
+  it("defaults to ports 3000 and 8000, the embedded DynamoDB on disk and the table petstore-local", () => {
+    expect(options([])).toMatchObject({
+      apiPort: 3000,
+      dynamoPort: 8000,
+      dynamoEndpoint: undefined,
+      inMemory: false,
+      pinnedKey: undefined,
+      tableName: "petstore-local",
+    });
+  });
+
+  it("takes the API port from --port N or --port=N before PORT", () => {
+    expect(options(["--port", "3001"], { PORT: "4000" }).apiPort).toBe(3001);
+    expect(options(["--port=3002"], { PORT: "4000" }).apiPort).toBe(3002);
+    expect(options([], { PORT: "4000" }).apiPort).toBe(4000);
+  });
+
+  it("honours --port and --in-memory given without --, which npm passes on as its own settings", () => {
+    // npm start --port 3005 --in-memory
+    expect(options(["3005"], { npm_config_port: "true", npm_config_in_memory: "true" })).toMatchObject({
+      apiPort: 3005,
+      inMemory: true,
+      inMemoryFromNpm: true,
+    });
+    // npm start --port=3006
+    expect(options([], { npm_config_port: "3006" }).apiPort).toBe(3006);
+    // npm start --in-memory=false
+    expect(options([], { npm_config_in_memory: "" }).inMemory).toBe(false);
+    expect(options(["--in-memory"]).inMemoryFromNpm).toBe(false);
+  });
+
+  it("refuses unknown options, stray arguments and bad ports in one line that points to --help", () => {
+    expect(usageError(["--verbose"])).toBe("unknown option --verbose; see: npm start -- --help");
+    expect(usageError(["-x"])).toBe("unknown option -x; see: npm start -- --help");
+    expect(usageError(["now"])).toBe('unexpected argument "now"; see: npm start -- --help');
+    expect(usageError(["--port"])).toBe("--port needs a port number, as in --port 3001; see: npm start -- --help");
+    expect(usageError(["--port", "http"])).toBe('--port must be a port number (0 to 65535), not "http".');
+    expect(usageError([], { PORT: "70000" })).toBe('PORT must be a port number (0 to 65535), not "70000".');
+    expect(usageError([], { DYNAMODB_PORT: "x" })).toBe('DYNAMODB_PORT must be a port number (0 to 65535), not "x".');
+    expect(usageError(["--in-memory=yes"])).toBe("--in-memory takes no value; see: npm start -- --help");
+    expect(usageError([], { DYNAMODB_ENDPOINT: "localhost 8000" })).toMatch(/^DYNAMODB_ENDPOINT must be a URL/);
+  });
+
+  it("logs pretty on a terminal and JSON elsewhere, unless PETSTORE_LOG_FORMAT says which", () => {
+    expect(options([], {}, true).logFormat).toBe("pretty");
+    expect(options([], {}, false).logFormat).toBe("json");
+    expect(options([], { PETSTORE_LOG_FORMAT: "json" }, true).logFormat).toBe("json");
+    expect(options([], { PETSTORE_LOG_FORMAT: "pretty" }, false).logFormat).toBe("pretty");
+    expect(usageError([], { PETSTORE_LOG_FORMAT: "text" })).toBe(
+      'PETSTORE_LOG_FORMAT must be pretty or json, not "text".',
+    );
+  });
+});
+
+describe("npm start's request lines", () => {
+  const entry: RequestLogEntry = {
+    method: "POST",
+    path: "/v1/pets",
+    status: 201,
+    durationMs: 3.0625,
+    requestId: "4f0c-request",
+  };
+  const at = new Date("2027-03-01T12:00:00.000Z");
+
+  it("reads as method, path, status, time and request id on a terminal", () => {
+    expect(requestLine(entry, "pretty")).toBe("POST /v1/pets 201 3.1ms 4f0c-request");
+  });
+
+  it("names the error code after the status of an error answer", () => {
+    expect(requestLine({ ...entry, status: 401, errorCode: "unauthorized" }, "pretty")).toBe(
+      "POST /v1/pets 401 unauthorized 3.1ms 4f0c-request",
+    );
+  });
+
+  it("marks a create answered as an idempotent replay", () => {
+    expect(requestLine({ ...entry, replayed: true }, "pretty")).toBe("POST /v1/pets 201 replayed 3.1ms 4f0c-request");
+  });
+
+  it("carries the same facts as JSON fields", () => {
+    expect(JSON.parse(requestLine({ ...entry, status: 415, errorCode: "unsupported_media_type" }, "json", at))).toEqual(
+      {
+        timestamp: "2027-03-01T12:00:00.000Z",
+        level: "INFO",
+        message: "gateway",
+        method: "POST",
+        path: "/v1/pets",
+        status: 415,
+        durationMs: 3.0625,
+        requestId: "4f0c-request",
+        errorCode: "unsupported_media_type",
+      },
+    );
+    expect(JSON.parse(requestLine({ ...entry, replayed: true }, "json", at))).toMatchObject({ replayed: true });
+  });
+});
+
+describe("npm start's other lines", () => {
+  function capture(format: "pretty" | "json") {
+    const out: string[] = [];
+    const err: string[] = [];
+    const log = createStartLog(
+      format,
+      (line) => out.push(line),
+      (line) => err.push(line),
+    );
+    return { log, out, err };
+  }
+
+  it("end with Stopped. on a terminal after saying what it waits for", () => {
+    const { log, out } = capture("pretty");
+
+    log.stopping("SIGINT");
+    log.stopped();
+
+    expect(out).toEqual(["\nSIGINT: finishing requests in flight, then closing the database...", "Stopped."]);
+  });
+
+  it("are JSON events in the JSON format, a failed handler at ERROR on stderr", () => {
+    const { log, out, err } = capture("json");
+
+    log.stopping("SIGTERM");
+    log.stopped();
+    log.handlerFailed(new Error("module not found"));
+
+    expect(out.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ level: "INFO", message: "stopping", signal: "SIGTERM" }),
+      expect.objectContaining({ level: "INFO", message: "stopped" }),
+    ]);
+    expect(JSON.parse(err[0] ?? "")).toMatchObject({
+      level: "ERROR",
+      message: "handler failed",
+      error: "Error: module not found",
+    });
+  });
+
+  it("show a failed handler's stack on a terminal", () => {
+    const { log, err } = capture("pretty");
+
+    log.handlerFailed(new Error("module not found"));
+
+    expect(err[0]).toMatch(/^ERROR handler failed: Error: module not found\n\s+at /);
+  });
+});
