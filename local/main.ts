@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole API on this machine. Starts the embedded DynamoDB (dynalite, persisted
- * under .data/ unless --in-memory), creates the table, makes sure an API key exists, serves
+ * under .data/ unless --in-memory), creates the table, issues a key (or uses the pinned one), serves
  * http://127.0.0.1:3000/v1 (and the reference at /docs) and prints how to call it.
  * Options and environment: `npm start -- --help` (./startOptions.ts).
  */
@@ -10,10 +10,10 @@ import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { API_BASE_PATH } from "../lib/routes";
 import { DOCS_PATH, OPENAPI_PATH } from "./apiDocs";
 import { DataFolderInUseError, type EmbeddedDynamo, ensureTable, startEmbeddedDynamo } from "./dynamo";
-import { type LocalKeySource, localApiKey } from "./localKey";
+import { deleteKeyFileOfEarlierVersions, KEY_FILE_OF_EARLIER_VERSIONS, type LocalKey, localApiKey } from "./localKey";
 import { type Announcement, announceNpmStart } from "./npmStartMarker";
 import { type LocalApi, startLocalApi } from "./server";
-import { LOCAL_DATA_DIR, LOCAL_HOST, LOCAL_KEY_FILE, LOCAL_REGION, silenceSdkNodeVersionWarning } from "./settings";
+import { LOCAL_DATA_DIR, LOCAL_HOST, LOCAL_REGION, silenceSdkNodeVersionWarning } from "./settings";
 import { createStartLog } from "./startLog";
 import { parseStartArguments, START_USAGE, type StartOptions, StartupError } from "./startOptions";
 
@@ -23,13 +23,31 @@ function isAddressInUse(error: unknown): boolean {
   return (error as { code?: unknown })?.code === "EADDRINUSE";
 }
 
-const keyDescriptions: Record<LocalKeySource, string> = {
-  pinned: "from PETSTORE_API_KEY",
-  saved: `the one saved in ${LOCAL_KEY_FILE}, the same at every start`,
-  new: `new, saved in ${LOCAL_KEY_FILE} for the next starts`,
-  replaced: `new (the one saved in ${LOCAL_KEY_FILE} was revoked or unreadable), saved there for the next starts`,
-  "in-memory": "new for this in-memory run",
-};
+const LASTING_KEY = "npm run keys -- create --name me";
+
+/** What the banner says of the key: where it came from, and what the next start does to it. */
+function keyLines(options: StartOptions, localKey: LocalKey): string[] {
+  if (localKey.source === "pinned") {
+    return localKey.madeByNpmStart
+      ? [
+          "API key: from PETSTORE_API_KEY, a key an earlier npm start made: the next start without PETSTORE_API_KEY revokes it",
+          `  (a key that lasts: ${LASTING_KEY})`,
+        ]
+      : ["API key: from PETSTORE_API_KEY"];
+  }
+  if (options.inMemory && !options.dynamoEndpoint) return ["API key: new for this in-memory run"];
+  const { revoked } = localKey;
+  const what =
+    revoked === 0
+      ? "new; the next npm start revokes it and makes another"
+      : revoked === 1
+        ? "new; the previous start's key was revoked"
+        : `new; the ${revoked} keys earlier starts made were revoked`;
+  return [
+    `API key: ${what}`,
+    `  (to keep one key across restarts: PETSTORE_API_KEY=<a key from ${LASTING_KEY}> npm start)`,
+  ];
+}
 
 function storageDescription(options: StartOptions, endpoint: string): string {
   if (options.dynamoEndpoint) return endpoint;
@@ -37,7 +55,13 @@ function storageDescription(options: StartOptions, endpoint: string): string {
 }
 
 /** What a person reads first. The key appears once, in the line meant to be pasted. */
-function banner(options: StartOptions, api: LocalApi, endpoint: string, key: string, source: LocalKeySource): string {
+function banner(
+  options: StartOptions,
+  api: LocalApi,
+  endpoint: string,
+  localKey: LocalKey,
+  deletedKeyFile: boolean,
+): string {
   const origin = api.baseUrl.slice(0, -API_BASE_PATH.length);
   return [
     `Pet Store API on ${api.baseUrl}`,
@@ -46,10 +70,15 @@ function banner(options: StartOptions, api: LocalApi, endpoint: string, key: str
     ...(options.inMemoryFromNpm
       ? ["In memory as asked: npm kept --in-memory as its own setting and passed it on as npm_config_in_memory."]
       : []),
-    `API key: ${keyDescriptions[source]}`,
+    ...(deletedKeyFile
+      ? [
+          `Deleted ${KEY_FILE_OF_EARLIER_VERSIONS}, where an earlier version kept its key in plain text: keys are not kept on disk.`,
+        ]
+      : []),
+    ...keyLines(options, localKey),
     "",
     "Paste into a shell to call the API (the README's examples use $BASE and $KEY):",
-    `  export BASE=${api.baseUrl} KEY=${key}`,
+    `  export BASE=${api.baseUrl} KEY=${localKey.key}`,
     `  curl -H "Authorization: Bearer $KEY" "$BASE/pets?limit=5"`,
     `  curl -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"name":"Rex","categoryId":1}' "$BASE/pets"`,
     "",
@@ -64,6 +93,8 @@ async function main(): Promise<void> {
     return;
   }
   const { options } = command;
+  // Before anything else, so that no failure further on leaves an old key on disk.
+  const deletedKeyFile = await deleteKeyFileOfEarlierVersions();
   const log = createStartLog(options.logFormat);
   let embedded: EmbeddedDynamo | undefined;
   let api: LocalApi | undefined;
@@ -127,17 +158,16 @@ async function main(): Promise<void> {
         dataDir: options.inMemory ? null : LOCAL_DATA_DIR,
       });
     }
-    const { key, source } = await localApiKey(
-      new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), options.tableName),
-      { pinned: options.pinnedKey, keyFile: options.inMemory ? undefined : LOCAL_KEY_FILE },
-    );
+    const localKey = await localApiKey(new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), options.tableName), {
+      pinned: options.pinnedKey,
+    });
     api = await startLocalApi({
       host: LOCAL_HOST,
       port: options.apiPort,
       onRequest: log.request,
       onHandlerFailure: log.handlerFailed,
     });
-    console.log(banner(options, api, endpoint, key, source));
+    console.log(banner(options, api, endpoint, localKey, deletedKeyFile));
   } catch (error) {
     await announcement?.withdraw();
     await embedded?.close();

@@ -7,12 +7,6 @@ export const LOCAL_DATA_DIR = ".data/dynamodb";
 /** Where each running `npm start` with the embedded DynamoDB leaves a note of itself (local/npmStartMarker.ts). */
 export const LOCAL_RUN_DIR = ".data/npm-start";
 export const LOCAL_REGION = "us-east-1";
-/**
- * The local key `npm start` makes on its first start and reuses after, so that a key pasted into a
- * shell keeps working across restarts. Local keys only open this machine's data; the file is
- * readable by its owner alone, and the database still holds only the key's hash.
- */
-export const LOCAL_KEY_FILE = ".data/local-api-key";
 
 /** A local setting that cannot be used as given; the message names it and says what is expected. */
 export class LocalSettingError extends Error {}

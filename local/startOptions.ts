@@ -8,7 +8,6 @@ import {
   DEFAULT_API_PORT,
   DEFAULT_DYNAMODB_PORT,
   LOCAL_DATA_DIR,
-  LOCAL_KEY_FILE,
   LOCAL_TABLE_NAME,
   type LocalDynamoSetting,
   LocalSettingError,
@@ -22,16 +21,16 @@ on an embedded DynamoDB (dynalite) that keeps its data in ${LOCAL_DATA_DIR}.
 
 Options (after --, e.g. npm start -- --port 3001 --in-memory):
   --port N             port of the API (default: PORT, else ${DEFAULT_API_PORT}); npm start --port N works too
-  --in-memory          keep nothing on disk: no data, no saved key; npm start --in-memory works too
+  --in-memory          keep nothing on disk; npm start --in-memory works too
   -h, --help           show this help
 
 Environment:
   PORT                 port of the API (default ${DEFAULT_API_PORT}; --port wins)
   DYNAMODB_PORT        port of the embedded DynamoDB (default ${DEFAULT_DYNAMODB_PORT})
   DYNAMODB_ENDPOINT    use this DynamoDB-compatible endpoint instead of the embedded one
-  PETSTORE_API_KEY     the local key to use (petstore_local_<43 letters or digits>; its hash is
-                       stored on first use). Unset: the key saved in ${LOCAL_KEY_FILE}, made on
-                       the first start and reused after (with --in-memory, a new key each start)
+  PETSTORE_API_KEY     the local key to use, the same at every start (petstore_local_<43 letters or
+                       digits>, e.g. from npm run keys -- create --name me; its hash is stored on first
+                       use). Unset: a new key at each start, and the previous start's key is revoked
   PETS_TABLE_NAME      table name (default ${LOCAL_TABLE_NAME})
   PETSTORE_LOG_FORMAT  pretty (one readable line per request) or json (the deployed stages' logs);
                        default: pretty on a terminal, json when the output goes to a file or pipe

@@ -24,6 +24,7 @@ import { type ApiKeyRecord, issueApiKey } from "../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { KEY_CACHE_TTL_MS } from "../lib/auth/verifier";
 import { LocalDatabaseError, openLocalDatabase } from "../local/localDatabase";
+import { isNpmStartKeyName } from "../local/localKey";
 import {
   dynamoEndpointSetting,
   LOCAL_TABLE_NAME,
@@ -140,6 +141,11 @@ export function parseKeysArguments(argv: readonly string[], env: NodeJS.ProcessE
   switch (command) {
     case "create":
       if (!values.name) throw new UsageError("create needs --name NAME (who or what the key is for).");
+      // npm start revokes the keys it made at its next start, and knows them by this name.
+      if (target.kind === "local" && isNpmStartKeyName(values.name))
+        throw new UsageError(
+          `"${values.name}" is the name npm start gives the keys it makes and revokes at its next start; choose another name.`,
+        );
       return { command, name: values.name, quiet: values.quiet, target };
     case "list":
       return { command, target };

@@ -1,29 +1,79 @@
 /**
- * `npm run smoke -- --base-url URL --key KEY`: a black-box pass over a running stage (deployed or
- * `npm start`) with nothing but HTTP. Prints one line per check and a total; exits 1 on any failure.
- * It only adds pets, each named `smoke-<random>-…`, so it is safe to run against a shared stage.
- * The checks themselves are in lib/smoke/checks.ts, which the deployed synthetic check runs too.
+ * `PETSTORE_API_KEY=KEY npm run smoke -- --base-url URL`: a black-box pass over a running stage
+ * (deployed or `npm start`) with nothing but HTTP. Prints one line per check and a total; exits 1
+ * on any failure, and with one line (no check run) for a base URL without /v1 or a stage it cannot
+ * reach. It only adds pets, each named `smoke-<random>-…`, so it is safe to run against a shared
+ * stage. The checks themselves are in lib/smoke/checks.ts, which the deployed synthetic check runs too.
+ *
+ * The key comes from PETSTORE_API_KEY: npm prints a script's whole command line, so a key given as
+ * --key ends up on the terminal and in CI logs. --key still works. The key is never printed.
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { runSmoke } from "../lib/smoke/checks";
+import { describeKeySlip, hasApiKeyShape } from "../lib/auth/apiKeys";
+import { stages } from "../lib/config";
+import { API_BASE_PATH } from "../lib/routes";
+import { baseUrlProblem, runSmoke, SmokeRunError } from "../lib/smoke/checks";
 
-const usage = `Usage: npm run smoke -- --base-url URL --key KEY
-  --base-url URL   the stage's base URL, ending in /v1 (a stack output; http://127.0.0.1:3000/v1 for npm start)
-  --key KEY        an API key of that stage (npm run keys -- create …)`;
+const usage = `Usage: PETSTORE_API_KEY=KEY npm run smoke -- --base-url URL
+  --base-url URL     the stage's base URL, ending in ${API_BASE_PATH} (its BaseUrl stack output;
+                     http://127.0.0.1:3000${API_BASE_PATH} for npm start)
+Environment:
+  PETSTORE_API_KEY   an API key of that stage (npm run keys -- create …); never printed
+Also:
+  --key KEY          the key, when PETSTORE_API_KEY is unset; avoid it: npm prints the command line,
+                     so the key shows on the terminal and in CI logs
+Exits 0 when every check passes, 1 otherwise.`;
 
-export function parseSmokeArguments(argv: readonly string[]): { baseUrl: string; key: string } | "help" {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: { "base-url": { type: "string" }, key: { type: "string" }, help: { type: "boolean", default: false } },
-  });
+/** A mistake in how the command was called; its message is the one line to print. */
+export class SmokeUsageError extends Error {}
+
+/** What each stage's keys look like, for messages; the key itself is never repeated. */
+const KEY_SHAPE = `petstore_<${stages.join("|")}>_<43 letters or digits>`;
+
+function keyProblem(key: string, source: string): string | undefined {
+  const slip = describeKeySlip(key);
+  if (slip) return `${source} is not a valid key: ${slip}; set it to the key alone.`;
+  if (!stages.some((stage) => hasApiKeyShape(key, stage))) return `${source} must be an API key (${KEY_SHAPE}).`;
+  return undefined;
+}
+
+/**
+ * parseArgs' message in one line. An unexpected argument is not repeated: it may be a key typed
+ * without --key.
+ */
+function argumentProblem(error: unknown): string {
+  const { code, message = String(error) } = error as { code?: string; message?: string };
+  if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL")
+    return "unexpected argument: smoke takes only the options below.";
+  return `${message.split(". ")[0]}.`;
+}
+
+/** Reads the command line, and PETSTORE_API_KEY from `env` when --key is absent. */
+export function parseSmokeArguments(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { baseUrl: string; key: string } | "help" {
+  let values: { "base-url"?: string; key?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { "base-url": { type: "string" }, key: { type: "string" }, help: { type: "boolean", short: "h" } },
+    }));
+  } catch (error) {
+    throw new SmokeUsageError(`${argumentProblem(error)}\n${usage}`);
+  }
   if (values.help) return "help";
   const baseUrl = values["base-url"];
-  if (!baseUrl || !values.key) throw new TypeError(`--base-url and --key are required.\n${usage}`);
-  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
-    throw new TypeError(`--base-url must be an http(s) URL, not "${baseUrl}".`);
-  }
-  return { baseUrl, key: values.key };
+  if (!baseUrl) throw new SmokeUsageError(`--base-url is required.\n${usage}`);
+  const wrongBaseUrl = baseUrlProblem(baseUrl);
+  if (wrongBaseUrl) throw new SmokeUsageError(wrongBaseUrl);
+  const fromEnvironment = env.PETSTORE_API_KEY ?? "";
+  const [key, source] = values.key !== undefined ? [values.key, "--key"] : [fromEnvironment, "PETSTORE_API_KEY"];
+  if (key === "") throw new SmokeUsageError(`an API key is required: set PETSTORE_API_KEY.\n${usage}`);
+  const wrongKey = keyProblem(key, source);
+  if (wrongKey) throw new SmokeUsageError(wrongKey);
+  return { baseUrl, key };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
@@ -35,7 +85,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       process.exitCode = report.failed === 0 ? 0 : 1;
     }
   } catch (error) {
-    console.error(error instanceof TypeError ? `smoke: ${error.message}` : error);
+    const explained = error instanceof SmokeUsageError || error instanceof SmokeRunError;
+    console.error(explained ? `smoke: ${error.message}` : error);
     process.exitCode = 1;
   }
 }

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { MAX_BODY_BYTES } from "../contract/schemas";
-import { routes } from "../routes";
+import { API_BASE_PATH, routes } from "../routes";
 
 export interface SmokeOptions {
   /** The stage's base URL, ending in /v1. */
@@ -49,10 +49,6 @@ interface Answer {
 
 class CheckFailed extends Error {}
 
-function check(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new CheckFailed(message);
-}
-
 /** Pages of this size prove that a page holds exactly `limit` pets and that links keep it. */
 const SMALL_LIMIT = 1;
 const SMALL_PAGES = 3;
@@ -61,6 +57,68 @@ const LARGE_LIMIT = 100;
 const REQUEST_TIMEOUT_MS = 15_000;
 /** A valid id no stage will reach. */
 const MISSING_PET_ID = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Why a run could not start or go on, in one line for a person: a base URL that is not a stage's,
+ * or a stage that cannot be reached at all (then no check could say more than the first).
+ */
+export class SmokeRunError extends Error {
+  override readonly name = "SmokeRunError";
+}
+
+/** What is wrong with `baseUrl` as a stage's base URL, in one line; undefined when nothing is. */
+export function baseUrlProblem(baseUrl: string): string | undefined {
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
+    return `the base URL must be an http(s) URL ending in ${API_BASE_PATH}, e.g. http://127.0.0.1:3000${API_BASE_PATH}`;
+  const url = new URL(baseUrl);
+  if (url.search || url.hash) return `the base URL must end in ${API_BASE_PATH}, with no query or fragment`;
+  const path = url.pathname.replace(/\/+$/, "");
+  if (path.endsWith(API_BASE_PATH)) return undefined;
+  // The most likely meant: the URL cut after /v1 (".../v1/pets"), another version replaced, or /v1 added.
+  const cut = path.indexOf(`${API_BASE_PATH}/`);
+  const stem = cut >= 0 ? path.slice(0, cut) : path.replace(/\/v\d+$/, "");
+  const suggested = `${url.origin}${stem}${API_BASE_PATH}`;
+  return `the base URL must end in ${API_BASE_PATH}, e.g. ${suggested}`;
+}
+
+/** Node's fetch (undici) names what failed in the error's cause; a person wants it in words. */
+const unreachableReasons: Readonly<Record<string, string>> = {
+  ECONNREFUSED: "connection refused",
+  ENOTFOUND: "no such host (DNS lookup failed)",
+  EAI_AGAIN: "DNS lookup failed (temporary failure; try again)",
+  ECONNRESET: "connection reset",
+  EPIPE: "connection closed by the server",
+  UND_ERR_SOCKET: "connection closed by the server",
+  ETIMEDOUT: "connection timed out",
+  UND_ERR_CONNECT_TIMEOUT: "connection timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ERR_SSL_WRONG_VERSION_NUMBER: "TLS handshake failed (is it an http:// server?)",
+};
+
+/**
+ * Why `fetch` got no answer at all, or undefined when `error` is something else (then it is an
+ * ordinary check failure). Network failures reach us as a TypeError "fetch failed" whose cause has
+ * a code (several, for a host with several addresses); a request that took too long as the
+ * TimeoutError of its AbortSignal.timeout.
+ */
+export function unreachableReason(error: unknown): string | undefined {
+  if ((error as Error)?.name === "TimeoutError") return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  if (!(error instanceof TypeError) || error.cause === undefined) return undefined;
+  const cause = error.cause as { code?: unknown; message?: unknown; errors?: readonly { code?: unknown }[] };
+  const code = String(cause.code ?? cause.errors?.[0]?.code ?? "");
+  const known = unreachableReasons[code];
+  if (known) return known;
+  if (/^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/.test(code)) return `TLS failed (${code})`;
+  const firstLine = String(cause.message ?? "")
+    .split("\n")[0]
+    ?.trim();
+  return code || firstLine || "the request failed";
+}
+
+function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new CheckFailed(message);
+}
 
 const nextLinkOf = (headers: Headers): string | undefined =>
   /<([^>]+)>\s*;\s*rel="?next"?/.exec(headers.get("link") ?? "")?.[1];
@@ -86,7 +144,13 @@ function checkErrorShape(answer: Answer, status: number, code: string): void {
   );
 }
 
+/**
+ * Runs every check, printing one line each and a total. Throws a SmokeRunError, with nothing more
+ * run, for a base URL that is not a stage's or a stage that cannot be reached.
+ */
 export async function runSmoke(options: SmokeOptions): Promise<SmokeReport> {
+  const wrongBaseUrl = baseUrlProblem(options.baseUrl);
+  if (wrongBaseUrl) throw new SmokeRunError(wrongBaseUrl);
   const fetchImpl = options.fetch ?? fetch;
   const print = options.print ?? console.log;
   const maxPages = options.maxPages ?? 200;
@@ -124,12 +188,19 @@ export async function runSmoke(options: SmokeOptions): Promise<SmokeReport> {
     const body =
       init.raw !== undefined ? init.raw.text : init.body === undefined ? undefined : JSON.stringify(init.body);
     const label = `${method} ${new URL(url).pathname}${new URL(url).search}`;
-    const response = await fetchImpl(url, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
+    let response: Response;
+    try {
+      response = await fetchImpl(url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+    } catch (error) {
+      const reason = unreachableReason(error);
+      if (reason === undefined) throw error;
+      throw new SmokeRunError(`cannot reach ${base}: ${reason}`, { cause: error });
+    }
     const text = await response.text();
     let json: unknown;
     try {
@@ -156,6 +227,7 @@ export async function runSmoke(options: SmokeOptions): Promise<SmokeReport> {
     try {
       result = { name, passed: true, detail: await body() };
     } catch (error) {
+      if (error instanceof SmokeRunError) throw error;
       const detail =
         error instanceof CheckFailed ? error.message : `${(error as Error).name}: ${(error as Error).message}`;
       result = { name, passed: false, detail };

@@ -1,14 +1,18 @@
-/** The key npm start serves with: pinned, saved in .data/ and reused, or new for an in-memory run. */
+/**
+ * The key npm start serves with: pinned, or new at every start with the earlier starts' keys
+ * revoked; and the key file earlier versions left in .data/ deleted.
+ */
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ScanCommand } from "@aws-sdk/client-dynamodb";
 import { afterEach, describe, expect, it } from "vitest";
-import { generateApiKey, hashApiKey } from "../../lib/auth/apiKeys";
+import { type ApiKeyStore, generateApiKey, hashApiKey, issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
+import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { ensureTable } from "../../local/dynamo";
-import { localApiKey } from "../../local/localKey";
+import { deleteKeyFileOfEarlierVersions, localApiKey } from "../../local/localKey";
 import { StartupError } from "../../local/startOptions";
 import { documentClient, rawClient } from "../support/dynamo";
 
@@ -18,12 +22,6 @@ afterEach(() => {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
-function keyFile(): string {
-  const folder = mkdtempSync(join(tmpdir(), "petstore-key-"));
-  folders.push(folder);
-  return join(folder, ".data/local-api-key");
-}
-
 /** The key store of a table of the test's own, on the shared dynalite. */
 async function freshStore() {
   const table = `local-key-${randomUUID()}`;
@@ -31,88 +29,141 @@ async function freshStore() {
   const store = new DynamoApiKeyStore(documentClient(), table);
   const items = async () =>
     (await rawClient().send(new ScanCommand({ TableName: table }))).Items?.filter((item) => item.keyId) ?? [];
-  const keyIdOf = async (key: string) => (await store.findByHash(hashApiKey(key)))?.keyId ?? "";
-  return { store, items, keyIdOf };
+  return { store, items };
 }
 
-describe("the local key", () => {
-  it("is made on the first start, saved for its owner only, and only its hash is stored", async () => {
-    const { store, items } = await freshStore();
-    const file = keyFile();
+/** Whether the API would take `key` now (a verifier of its own, so no cached answer). */
+async function works(store: ApiKeyStore, key: string): Promise<boolean> {
+  return (await createApiKeyVerifier(store, "local").verify(key)) !== undefined;
+}
 
-    const { key, source } = await localApiKey(store, { pinned: undefined, keyFile: file });
+const unpinned = { pinned: undefined };
+
+describe("the local key without PETSTORE_API_KEY", () => {
+  it("is new at every start, and each start revokes the one before: five starts leave one working", async () => {
+    const { store } = await freshStore();
+
+    const starts = [];
+    for (let start = 0; start < 5; start++) starts.push(await localApiKey(store, unpinned));
+
+    const keys = starts.map((start) => start.key);
+    expect(new Set(keys).size).toBe(5);
+    expect(starts.map((start) => (start.source === "new" ? start.revoked : "pinned"))).toEqual([0, 1, 1, 1, 1]);
+    expect(await Promise.all(keys.map((key) => works(store, key)))).toEqual([false, false, false, false, true]);
+    const npmStartKeys = (await store.list()).filter((record) => record.name === "npm start");
+    expect(npmStartKeys.filter((record) => !record.revokedAt)).toHaveLength(1);
+  });
+
+  it("stores only the key's hash", async () => {
+    const { store, items } = await freshStore();
+
+    const { key } = await localApiKey(store, unpinned);
 
     const stored = await items();
-    expect(source).toBe("new");
-    expect(readFileSync(file, "utf8")).toBe(`${key}\n`);
-    expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(stored.map((item) => item.sk?.S)).toEqual([hashApiKey(key)]);
     expect(JSON.stringify(stored)).not.toContain(key.slice(-20));
   });
 
-  it("is the same at every later start, with no new record", async () => {
+  it("revokes the keys earlier versions of npm start made, by the names they gave them", async () => {
+    const { store } = await freshStore();
+    const earlier = [
+      await issueApiKey(store, "local", "npm start 2026-03-01T09:15:02.137Z"),
+      await issueApiKey(store, "local", "npm start --in-memory"),
+      await issueApiKey(store, "local", "npm start"),
+    ];
+
+    const start = await localApiKey(store, unpinned);
+
+    expect(start).toMatchObject({ source: "new", revoked: 3 });
+    expect(await Promise.all(earlier.map(({ key }) => works(store, key)))).toEqual([false, false, false]);
+    expect(await works(store, start.key)).toBe(true);
+  });
+
+  it("leaves every other key working: made with npm run keys, pinned, or merely named like npm start's", async () => {
+    const { store } = await freshStore();
+    const pinned = generateApiKey("local");
+    await localApiKey(store, { pinned });
+    const others = [
+      await issueApiKey(store, "local", "ci"),
+      await issueApiKey(store, "local", "npm start tests"),
+      await issueApiKey(store, "local", "my npm start"),
+    ];
+
+    for (let start = 0; start < 3; start++) await localApiKey(store, unpinned);
+
+    expect(await works(store, pinned)).toBe(true);
+    expect(await Promise.all(others.map(({ key }) => works(store, key)))).toEqual([true, true, true]);
+  });
+
+  it("does not count or touch keys that were already revoked", async () => {
+    const { store } = await freshStore();
+    const revokedEarlier = await issueApiKey(store, "local", "npm start");
+    const revokedAt = new Date("2026-01-01T00:00:00.000Z");
+    await store.revoke(revokedEarlier.record.keyId, revokedAt);
+
+    const start = await localApiKey(store, unpinned);
+
+    expect(start).toMatchObject({ source: "new", revoked: 0 });
+    expect((await store.findByHash(revokedEarlier.record.keyHash))?.revokedAt).toBe(revokedAt.toISOString());
+  });
+});
+
+describe("the local key pinned with PETSTORE_API_KEY", () => {
+  it("is stored once, kept by unpinned starts in between, and refused once revoked", async () => {
     const { store, items } = await freshStore();
-    const file = keyFile();
-    const first = await localApiKey(store, { pinned: undefined, keyFile: file });
-
-    const later = [];
-    for (let start = 0; start < 4; start++) later.push(await localApiKey(store, { pinned: undefined, keyFile: file }));
-
-    expect(later.map((run) => run.key)).toEqual([first.key, first.key, first.key, first.key]);
-    expect(later.every((run) => run.source === "saved")).toBe(true);
-    expect(await items()).toHaveLength(1);
-  });
-
-  it("is stored in a table that does not have it yet, such as a new one", async () => {
-    const file = keyFile();
-    const { key } = await localApiKey((await freshStore()).store, { pinned: undefined, keyFile: file });
-    const otherTable = await freshStore();
-
-    const again = await localApiKey(otherTable.store, { pinned: undefined, keyFile: file });
-
-    expect(again).toEqual({ key, source: "saved" });
-    expect(await otherTable.store.findByHash(hashApiKey(key))).toMatchObject({ revokedAt: undefined });
-  });
-
-  it("is replaced when the saved one was revoked or the file holds no key", async () => {
-    const { store, keyIdOf } = await freshStore();
-    const file = keyFile();
-    const first = await localApiKey(store, { pinned: undefined, keyFile: file });
-    await store.revoke(await keyIdOf(first.key), new Date());
-
-    const afterRevoke = await localApiKey(store, { pinned: undefined, keyFile: file });
-    writeFileSync(file, "not a key\n");
-    const afterDamage = await localApiKey(store, { pinned: undefined, keyFile: file });
-
-    expect(afterRevoke.source).toBe("replaced");
-    expect(afterRevoke.key).not.toBe(first.key);
-    expect(afterDamage.source).toBe("replaced");
-    expect(readFileSync(file, "utf8").trim()).toBe(afterDamage.key);
-  });
-
-  it("is new and written nowhere for an in-memory run", async () => {
-    const file = keyFile();
-
-    const { source } = await localApiKey((await freshStore()).store, { pinned: undefined, keyFile: undefined });
-
-    expect(source).toBe("in-memory");
-    expect(existsSync(file)).toBe(false);
-  });
-
-  it("is PETSTORE_API_KEY when pinned, stored once, and refused once revoked", async () => {
-    const { store, items, keyIdOf } = await freshStore();
-    const file = keyFile();
     const pinned = generateApiKey("local");
 
-    const first = await localApiKey(store, { pinned, keyFile: file });
-    const second = await localApiKey(store, { pinned, keyFile: file });
-    await store.revoke(await keyIdOf(pinned), new Date());
+    const first = await localApiKey(store, { pinned });
+    await localApiKey(store, unpinned);
+    const second = await localApiKey(store, { pinned });
+    const record = await store.findByHash(hashApiKey(pinned));
+    await store.revoke(record?.keyId ?? "", new Date());
 
-    expect(first).toEqual({ key: pinned, source: "pinned" });
-    expect(second).toEqual({ key: pinned, source: "pinned" });
-    expect(await items()).toHaveLength(1);
-    expect(existsSync(file)).toBe(false);
-    await expect(localApiKey(store, { pinned, keyFile: file })).rejects.toThrow(StartupError);
-    await expect(localApiKey(store, { pinned, keyFile: file })).rejects.toThrow(/^PETSTORE_API_KEY was revoked/);
+    expect(first).toEqual({ key: pinned, source: "pinned", madeByNpmStart: false });
+    expect(second).toEqual({ key: pinned, source: "pinned", madeByNpmStart: false });
+    expect(record?.name).toBe("PETSTORE_API_KEY");
+    expect((await items()).filter((item) => item.name?.S === "PETSTORE_API_KEY")).toHaveLength(1);
+    await expect(localApiKey(store, { pinned })).rejects.toThrow(StartupError);
+    await expect(localApiKey(store, { pinned })).rejects.toThrow(/^PETSTORE_API_KEY was revoked/);
+  });
+
+  it("is said to be one the next unpinned start revokes when an earlier npm start made it", async () => {
+    const { store } = await freshStore();
+    const { key } = await localApiKey(store, unpinned);
+
+    const pinned = await localApiKey(store, { pinned: key });
+    await localApiKey(store, unpinned);
+
+    expect(pinned).toEqual({ key, source: "pinned", madeByNpmStart: true });
+    expect(await works(store, key)).toBe(false);
+  });
+});
+
+describe("the key file of earlier versions", () => {
+  function dataFolder(): string {
+    const folder = join(mkdtempSync(join(tmpdir(), "petstore-key-")), ".data");
+    folders.push(join(folder, ".."));
+    mkdirSync(join(folder, "dynamodb"), { recursive: true });
+    return folder;
+  }
+
+  it("is deleted with any partial copy, and nothing else in .data/ is", async () => {
+    const folder = dataFolder();
+    writeFileSync(join(folder, "local-api-key"), `${generateApiKey("local")}\n`, { mode: 0o600 });
+    writeFileSync(join(folder, "local-api-key.4242.partial"), `${generateApiKey("local")}\n`);
+    writeFileSync(join(folder, "local-api-key-notes"), "not ours to delete");
+
+    const deleted = await deleteKeyFileOfEarlierVersions(join(folder, "local-api-key"));
+
+    expect(deleted).toBe(true);
+    expect(readdirSync(folder).sort()).toEqual(["dynamodb", "local-api-key-notes"]);
+  });
+
+  it("is reported absent when there is none, or no .data/ at all", async () => {
+    const folder = dataFolder();
+
+    expect(await deleteKeyFileOfEarlierVersions(join(folder, "local-api-key"))).toBe(false);
+    expect(await deleteKeyFileOfEarlierVersions(join(folder, "missing/local-api-key"))).toBe(false);
+    expect(existsSync(join(folder, "dynamodb"))).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 /** `npm start` as a developer runs it: real processes, real files (`npm run keys`: keysCommand.test.ts). */
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,15 +8,17 @@ import { promisify } from "node:util";
 import { DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { generateApiKey, hashApiKey } from "../../lib/auth/apiKeys";
+import { generateApiKey, issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import type { Pet } from "../../lib/contract/schemas";
-import { startEmbeddedDynamo } from "../../local/dynamo";
-import { LOCAL_DATA_DIR, LOCAL_KEY_FILE, LOCAL_TABLE_NAME } from "../../local/settings";
+import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
+import { LOCAL_DATA_DIR, LOCAL_TABLE_NAME } from "../../local/settings";
 import { fetchJson } from "../support/api";
+import { leaksInFolder } from "../support/keyLeaks";
 import { freePort, projectRoot, type RunningProcess, runScript, runToEnd } from "../support/processes";
 
 const MAIN = "local/main.ts";
+const KEYS = "scripts/keys.ts";
 const running: RunningProcess[] = [];
 const folders: string[] = [];
 
@@ -46,6 +48,22 @@ async function start(cwd: string, env: Record<string, string>, args: string[] = 
 
 async function ports() {
   return { PORT: String(await freePort()), DYNAMODB_PORT: String(await freePort()) };
+}
+
+function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({
+    region: "us-east-1",
+    endpoint,
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+  });
+}
+
+/** The key records in the table of the npm start whose DynamoDB listens on `dynamoPort`. */
+async function scanKeys(dynamoPort: string) {
+  const items = await localClient(`http://127.0.0.1:${dynamoPort}`).send(
+    new ScanCommand({ TableName: LOCAL_TABLE_NAME }),
+  );
+  return (items.Items ?? []).filter((item) => item.keyId !== undefined);
 }
 
 async function stop(server: RunningProcess): Promise<number | null> {
@@ -117,56 +135,91 @@ describe("npm start", () => {
     expect(server.output()).toContain(banner);
   });
 
-  it("reuses its key across restarts, saved for its owner only, with only the key's hash in the table", async () => {
+  it("makes a new key at each start and revokes the previous one: five restarts leave one npm start key working, and keys of npm run keys and PETSTORE_API_KEY keep working", async () => {
     const cwd = tempFolder();
     const env = await ports();
-    const first = await start(cwd, env);
-    await stop(first.server);
-    const second = await start(cwd, env);
-    const items = await new DynamoDBClient({
-      region: "us-east-1",
-      endpoint: `http://127.0.0.1:${env.DYNAMODB_PORT}`,
-      credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    }).send(new ScanCommand({ TableName: LOCAL_TABLE_NAME }));
-    const keyItems = (items.Items ?? []).filter((item) => item.keyId !== undefined);
-    const response = await fetchJson(`${second.baseUrl}/pets`, { headers: { Authorization: `Bearer ${first.key}` } });
+    const fromKeysCommand = await runToEnd(KEYS, ["create", "--name", "ci", "--quiet"], {
+      cwd,
+      env: { ...CLEAN_ENV, DYNAMODB_PORT: env.DYNAMODB_PORT },
+    });
+    const ciKey = fromKeysCommand.output.trim();
+    const pinnedKey = generateApiKey("local");
+    const pinnedRun = await start(cwd, { ...env, PETSTORE_API_KEY: pinnedKey });
+    await stop(pinnedRun.server);
 
-    expect(first.server.output()).toContain(`API key: new, saved in ${LOCAL_KEY_FILE} for the next starts`);
-    expect(second.server.output()).toContain(`API key: the one saved in ${LOCAL_KEY_FILE}, the same at every start`);
-    expect(second.key).toBe(first.key);
-    expect(response.status).toBe(200);
-    expect(keyItems).toHaveLength(1);
-    expect(keyItems[0]?.sk?.S).toBe(hashApiKey(first.key));
-    expect(JSON.stringify(items.Items)).not.toContain(first.key.slice(-20));
-    expect(readFileSync(join(cwd, LOCAL_KEY_FILE), "utf8").trim()).toBe(first.key);
-    expect(statSync(join(cwd, LOCAL_KEY_FILE)).mode & 0o777).toBe(0o600);
+    const starts = [];
+    for (let restart = 0; restart < 5; restart++) {
+      const run = await start(cwd, env);
+      starts.push(run);
+      if (restart < 4) expect(await stop(run.server)).toBe(0);
+    }
+    const last = starts.at(-1) as (typeof starts)[number];
+    const npmStartKeys = starts.map((run) => run.key);
+    const statusWith = async (key: string) =>
+      (await fetchJson(`${last.baseUrl}/pets?limit=1`, { headers: { Authorization: `Bearer ${key}` } })).status;
+    const keyItems = await scanKeys(env.DYNAMODB_PORT);
+
+    expect(ciKey).toMatch(/^petstore_local_[0-9A-Za-z]{43}$/);
+    expect(new Set(npmStartKeys).size).toBe(5);
+    expect(await Promise.all(npmStartKeys.map(statusWith))).toEqual([401, 401, 401, 401, 200]);
+    expect(await statusWith(ciKey)).toBe(200);
+    expect(await statusWith(pinnedKey)).toBe(200);
+    const startKeyItems = keyItems.filter((item) => item.name?.S === "npm start");
+    expect(startKeyItems).toHaveLength(5);
+    expect(startKeyItems.filter((item) => item.revokedAt === undefined)).toHaveLength(1);
+    expect(starts[0]?.server.output()).toContain("API key: new; the next npm start revokes it and makes another");
+    for (const run of starts.slice(1))
+      expect(run.server.output()).toContain("API key: new; the previous start's key was revoked");
+    expect(last.server.output()).toContain(
+      "(to keep one key across restarts: PETSTORE_API_KEY=<a key from npm run keys -- create --name me> npm start)",
+    );
+
+    // Nothing key-like is left on disk: only the keys' hashes, inside the database's files.
+    await stop(last.server);
+    const { leaks, filesRead } = leaksInFolder(join(cwd, ".data"), [...npmStartKeys, ciKey, pinnedKey]);
+    expect(filesRead).toBeGreaterThan(0);
+    expect(leaks).toEqual([]);
+    expect(readdirSync(join(cwd, ".data")).sort()).toEqual(["dynamodb"]);
   });
 
-  it("replaces a saved key that was revoked with a new one", async () => {
+  it("deletes the key file an earlier version left in .data/, revokes the keys earlier versions made, and says so", async () => {
+    const cwd = tempFolder();
+    const env = await ports();
+    const dynamo = await startEmbeddedDynamo({ host: "127.0.0.1", port: 0, path: join(cwd, LOCAL_DATA_DIR) });
+    const client = localClient(dynamo.endpoint);
+    await ensureTable(client, LOCAL_TABLE_NAME);
+    const store = new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), LOCAL_TABLE_NAME);
+    const earlier = [];
+    for (const name of ["npm start 2026-03-01T09:15:02.137Z", "npm start --in-memory", "npm start"])
+      earlier.push((await issueApiKey(store, "local", name)).key);
+    await dynamo.close();
+    writeFileSync(join(cwd, ".data/local-api-key"), `${earlier[2]}\n`, { mode: 0o600 });
+
+    const { server, baseUrl, key } = await start(cwd, env);
+    const statusWith = async (candidate: string) =>
+      (await fetchJson(`${baseUrl}/pets?limit=1`, { headers: { Authorization: `Bearer ${candidate}` } })).status;
+
+    expect(existsSync(join(cwd, ".data/local-api-key"))).toBe(false);
+    expect(server.output()).toContain(
+      "Deleted .data/local-api-key, where an earlier version kept its key in plain text: keys are not kept on disk.",
+    );
+    expect(server.output()).toContain("API key: new; the 3 keys earlier starts made were revoked");
+    expect(await Promise.all(earlier.map(statusWith))).toEqual([401, 401, 401]);
+    expect(await statusWith(key)).toBe(200);
+  });
+
+  it("says when PETSTORE_API_KEY is a key an earlier npm start made, which an unpinned start revokes", async () => {
     const cwd = tempFolder();
     const env = await ports();
     const first = await start(cwd, env);
     await stop(first.server);
-    const dynamo = await startEmbeddedDynamo({ host: "127.0.0.1", port: 0, path: join(cwd, LOCAL_DATA_DIR) });
-    const store = new DynamoApiKeyStore(
-      DynamoDBDocumentClient.from(
-        new DynamoDBClient({
-          region: "us-east-1",
-          endpoint: dynamo.endpoint,
-          credentials: { accessKeyId: "local", secretAccessKey: "local" },
-        }),
-      ),
-      LOCAL_TABLE_NAME,
+
+    const pinned = await start(cwd, { ...env, PETSTORE_API_KEY: first.key });
+
+    expect(pinned.key).toBe(first.key);
+    expect(pinned.server.output()).toContain(
+      "API key: from PETSTORE_API_KEY, a key an earlier npm start made: the next start without PETSTORE_API_KEY revokes it",
     );
-    const saved = await store.findByHash(hashApiKey(first.key));
-    await store.revoke(saved?.keyId ?? "", new Date());
-    await dynamo.close();
-
-    const second = await start(cwd, env);
-
-    expect(second.key).not.toBe(first.key);
-    expect(second.server.output()).toContain("was revoked or unreadable), saved there for the next starts");
-    expect(readFileSync(join(cwd, LOCAL_KEY_FILE), "utf8").trim()).toBe(second.key);
   });
 
   it("says in one line that its data folder is in use by another npm start, and exits 1", async () => {
@@ -254,7 +307,7 @@ describe("npm start", () => {
 
     expect(result.code).toBe(1);
     expect(result.output.trim()).toBe(
-      "npm start: PETSTORE_API_KEY is a prod key; npm start takes a local one (petstore_local_<43 letters or digits>), or unset it to use the saved key.",
+      "npm start: PETSTORE_API_KEY is a prod key; npm start takes a local one (petstore_local_<43 letters or digits>), or unset it for a new key at each start.",
     );
   });
 

@@ -10,7 +10,7 @@
  * in-process, not with that command).
  */
 
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,23 +34,8 @@ import { ensureTable } from "../../local/dynamo";
 import { listen } from "../../local/listen";
 import { invoke, issueTestKey, type TestRequest } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
+import { leaksInFolder, leaksOf } from "../support/keyLeaks";
 import { freePort, type RunningProcess, runScript } from "../support/processes";
-
-const SECRET_PIECE = 12;
-
-/** Each key, and each 12-character piece of its secret part, that a log must not contain. */
-function leaksOf(text: string, keys: readonly string[]): string[] {
-  const found: string[] = [];
-  for (const key of keys) {
-    const secret = key.slice(key.lastIndexOf("_") + 1);
-    if (text.includes(key)) found.push(key);
-    for (let start = 0; start + SECRET_PIECE <= secret.length; start++) {
-      const piece = secret.slice(start, start + SECRET_PIECE);
-      if (text.includes(piece)) found.push(`${piece} (from ${key.slice(0, 20)}…)`);
-    }
-  }
-  return found;
-}
 
 /** Near-misses of a real key: what a client with a typo, a bad paste or another scheme sends. */
 function malformedVariants(key: string): string[] {
@@ -110,6 +95,24 @@ describe("the search for keys in logs", () => {
     expect(leaksOf(`token=${key.slice(0, 30)}…`, [key]).length).toBeGreaterThan(0);
     expect(leaksOf(`…${secret.slice(10, 25)}…`, [key]).length).toBeGreaterThan(0);
     expect(leaksOf(`{"apiKeyId":"key_abc","status":401}`, [key])).toEqual([]);
+  });
+
+  it("finds a key piece in any file of a folder, read byte for byte, and nothing in files without one", () => {
+    const key = generateApiKey("local");
+    const folder = mkdtempSync(join(tmpdir(), "petstore-leaks-"));
+    try {
+      mkdirSync(join(folder, "deep/er"), { recursive: true });
+      writeFileSync(join(folder, "clean.log"), "nothing here");
+      writeFileSync(join(folder, "deep/er/000003.ldb"), Buffer.from([0, 255, ...Buffer.from(key.slice(20, 40)), 7]));
+
+      const { leaks, filesRead } = leaksInFolder(folder, [key]);
+
+      expect(filesRead).toBe(2);
+      expect(leaks.length).toBeGreaterThan(0);
+      expect(leaks.every((leak) => leak.startsWith("deep/er/000003.ldb: "))).toBe(true);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
 

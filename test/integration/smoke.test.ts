@@ -1,10 +1,13 @@
 /** The smoke command against the local server: it passes on a healthy stage and notices a broken one. */
+import { createServer as createHttpServer } from "node:http";
+import { createServer as createTcpServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
-import { runSmoke } from "../../lib/smoke/checks";
+import { runSmoke, SmokeRunError } from "../../lib/smoke/checks";
 import { issueTestKey, startTestApi } from "../support/api";
-import { projectRoot, runToEnd } from "../support/processes";
+import { leaksOf } from "../support/keyLeaks";
+import { freePort, projectRoot, runToEnd } from "../support/processes";
 
 const SMOKE = "scripts/smoke.ts";
 let api: Awaited<ReturnType<typeof startTestApi>>;
@@ -20,6 +23,24 @@ beforeAll(async () => {
 afterAll(async () => {
   await api.close();
 });
+
+/** A plain HTTP server on `port`, for a client that expects TLS there. */
+async function plainHttpServer(port: number): Promise<Closable> {
+  const server = createHttpServer((_request, response) => response.end("{}"));
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return { close: () => server.close() };
+}
+
+/** A TCP server on `port` that accepts each connection and closes it without a word. */
+async function closingServer(port: number): Promise<Closable> {
+  const server = createTcpServer((socket) => socket.end());
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return { close: () => server.close() };
+}
+
+interface Closable {
+  close(): void;
+}
 
 /** A stage that answers like the local one, except that `alter` rewrites some answers. */
 function alteredFetch(alter: (url: string, response: Response) => Response | undefined): typeof fetch {
@@ -157,22 +178,132 @@ describe("npm run smoke", () => {
     );
   });
 
-  it("runs as a command: exit 0 when every check passes, 1 when one fails", async () => {
-    const passing = await runToEnd(SMOKE, ["--base-url", api.baseUrl, "--key", key], { cwd: projectRoot });
-    const failing = await runToEnd(SMOKE, ["--base-url", api.baseUrl, "--key", generateApiKey("local")], {
-      cwd: projectRoot,
-    });
+  it("stops with one SmokeRunError, before any check line, when nothing listens", async () => {
+    const lines: string[] = [];
+    const closedPort = await freePort();
+
+    const run = runSmoke({ baseUrl: `http://127.0.0.1:${closedPort}/v1`, key, print: (line) => lines.push(line) });
+
+    await expect(run).rejects.toThrow(SmokeRunError);
+    await expect(run).rejects.toThrow(`cannot reach http://127.0.0.1:${closedPort}/v1: connection refused`);
+    expect(lines).toEqual([]);
+  });
+
+  it.each([
+    [
+      "speaks plain HTTP to https://",
+      "https",
+      (port: number) => plainHttpServer(port),
+      "TLS handshake failed (is it an http:// server?)",
+    ],
+    [
+      "closes every connection at once",
+      "http",
+      (port: number) => closingServer(port),
+      "connection closed by the server",
+    ],
+  ])("names the real cause when the server %s", async (_, scheme, serve, reason) => {
+    const port = await freePort();
+    const server = await serve(port);
+    try {
+      await expect(
+        runSmoke({ baseUrl: `${scheme}://127.0.0.1:${port}/v1`, key, print: () => undefined }),
+      ).rejects.toThrow(`cannot reach ${scheme}://127.0.0.1:${port}/v1: ${reason}`);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("stops, after the lines of the checks that ran, when the stage goes away during the run", async () => {
+    const lines: string[] = [];
+    let calls = 0;
+    const goesAway: typeof fetch = async (input, init) => {
+      calls++;
+      if (calls <= 4) return fetch(input, init);
+      throw new TypeError("fetch failed", {
+        cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
+      });
+    };
+
+    await expect(
+      runSmoke({ baseUrl: api.baseUrl, key, fetch: goesAway, print: (line) => lines.push(line) }),
+    ).rejects.toThrow(`cannot reach ${api.baseUrl}: connection refused`);
+    // One request for each of the first four checks; the fifth check's request fails.
+    expect(calls).toBe(5);
+    expect(lines).toHaveLength(4);
+    expect(lines.every((line) => line.startsWith("PASS  "))).toBe(true);
+  });
+
+  it("refuses a base URL without /v1 before sending anything", async () => {
+    await expect(runSmoke({ baseUrl: api.baseUrl.replace(/\/v1$/, ""), key, print: () => undefined })).rejects.toThrow(
+      new SmokeRunError(`the base URL must end in /v1, e.g. ${api.baseUrl}`),
+    );
+  });
+});
+
+describe("npm run smoke as a command", () => {
+  /** The command with only the environment a test gives it (no PETSTORE_API_KEY of this process). */
+  const smoke = (args: string[], env: Record<string, string> = {}) =>
+    runToEnd(SMOKE, args, { cwd: projectRoot, env: { PETSTORE_API_KEY: "", ...env } });
+
+  it("exits 0 when every check passes and 1 when one fails, taking the key from PETSTORE_API_KEY and never printing it", async () => {
+    const passing = await smoke(["--base-url", api.baseUrl], { PETSTORE_API_KEY: key });
+    const unknownKey = generateApiKey("local");
+    const failing = await smoke(["--base-url", api.baseUrl], { PETSTORE_API_KEY: unknownKey });
 
     expect(passing.code).toBe(0);
     expect(passing.output.trim().split("\n").at(-1)).toMatch(/^\d+ passed, 0 failed/);
     expect(failing.code).toBe(1);
     expect(failing.output).toMatch(/^FAIL {2}create: 201 with Location and the default status — /m);
+    expect(leaksOf(passing.output, [key])).toEqual([]);
+    expect(leaksOf(failing.output, [unknownKey])).toEqual([]);
   });
 
-  it("explains its arguments when one is missing", async () => {
-    const result = await runToEnd(SMOKE, ["--base-url", api.baseUrl], { cwd: projectRoot });
+  it("takes --key too, and does not print it either", async () => {
+    const result = await smoke(["--base-url", api.baseUrl, "--key", key]);
+
+    expect(result.code).toBe(0);
+    expect(leaksOf(result.output, [key])).toEqual([]);
+  });
+
+  it("says in one line that it cannot reach a server that is not there, and exits 1", async () => {
+    const closedPort = await freePort();
+
+    const result = await smoke(["--base-url", `http://127.0.0.1:${closedPort}/v1`], { PETSTORE_API_KEY: key });
 
     expect(result.code).toBe(1);
-    expect(result.output).toContain("smoke: --base-url and --key are required.");
+    expect(result.output.trim()).toBe(`smoke: cannot reach http://127.0.0.1:${closedPort}/v1: connection refused`);
+  });
+
+  it("says in one line that the base URL must end in /v1, and exits 1 without running a check", async () => {
+    const origin = api.baseUrl.replace(/\/v1$/, "");
+
+    const result = await smoke(["--base-url", origin], { PETSTORE_API_KEY: key });
+
+    expect(result.code).toBe(1);
+    expect(result.output.trim()).toBe(`smoke: the base URL must end in /v1, e.g. ${origin}/v1`);
+  });
+
+  it("asks for PETSTORE_API_KEY when there is no key, and exits 1", async () => {
+    const result = await smoke(["--base-url", api.baseUrl]);
+
+    expect(result.code).toBe(1);
+    expect(result.output).toMatch(/^smoke: an API key is required: set PETSTORE_API_KEY\.\nUsage: /);
+  });
+
+  it("names a slip in PETSTORE_API_KEY without showing the key, and exits 1", async () => {
+    const result = await smoke(["--base-url", api.baseUrl], { PETSTORE_API_KEY: `${key}\n` });
+
+    expect(result.code).toBe(1);
+    expect(result.output.trim()).toBe(
+      "smoke: PETSTORE_API_KEY is not a valid key: it ends with a newline; set it to the key alone.",
+    );
+  });
+
+  it("prints its usage for --help, and exits 0", async () => {
+    const result = await smoke(["--help"]);
+
+    expect(result.code).toBe(0);
+    expect(result.output).toMatch(/^Usage: PETSTORE_API_KEY=KEY npm run smoke -- --base-url URL\n/);
   });
 });

@@ -167,11 +167,22 @@ describe("keys command arguments", () => {
     [["create", "--stage", "prod"], "create needs --name NAME"],
     [["revoke", "--stage", "prod"], "revoke needs the key id"],
     [["rotate"], 'Unknown command "rotate"'],
+    // npm start revokes its own keys at its next start, and knows them by name.
+    [["create", "--name", "npm start"], '"npm start" is the name npm start gives the keys it makes'],
+    [["create", "--name", "npm start 2026-01-02T03:04:05.678Z"], "revokes at its next start; choose another name."],
+    [["create", "--name", "npm start --in-memory"], "revokes at its next start; choose another name."],
   ])("refuses %j with a usage message", (argv, message) => {
     const parse = () => parseKeysArguments(argv, {});
 
     expect(parse).toThrow(UsageError);
     expect(parse).toThrow(message);
+  });
+
+  it("lets a deployed stage's key, and a local one named otherwise, have a name like npm start's", () => {
+    expect(parseKeysArguments(["create", "--stage", "staging", "--name", "npm start"], {})).toMatchObject({
+      name: "npm start",
+    });
+    expect(parseKeysArguments(["create", "--name", "npm start tests"], {})).toMatchObject({ name: "npm start tests" });
   });
 
   it("shows the usage without a command", () => {

@@ -43,6 +43,12 @@ describe("npm start's options", () => {
     }
   });
 
+  it("says in its help that an unpinned start makes a new key and revokes the previous one, and keeps no key on disk", () => {
+    expect(START_USAGE).toContain("Unset: a new key at each start, and the previous start's key is revoked");
+    expect(START_USAGE).toContain("from npm run keys -- create --name me");
+    expect(START_USAGE).not.toMatch(/saved|local-api-key/);
+  });
+
   it("defaults to ports 3000 and 8000, the embedded DynamoDB on disk and the table petstore-local", () => {
     expect(options([])).toMatchObject({
       apiPort: 3000,
