@@ -12,7 +12,8 @@
  * clone: CI starts from a clean clone every time.
  *
  * `npx tsx scripts/node24.ts` installs it if needed and prints the directory that holds `node`
- * (put it first on PATH: child processes started as `node`, `npm` and `tsx` then run on it too).
+ * (put it first on PATH: child processes started as `node`, `npm` and `tsx` then run on it too);
+ * the bench imports ensureNode24.
  */
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
@@ -47,12 +48,12 @@ function versionOf(binary: string): string | undefined {
   }
 }
 
-/** Installs Node NODE24_VERSION unless it is already cached; answers the directory holding `node`. */
+/** Installs Node NODE24_VERSION unless it is already cached; answers the path of its `node` binary. */
 export async function ensureNode24(): Promise<string> {
   const name = platformPackage();
   const installed = join(cacheRoot(), `${name}-${NODE24_VERSION}`);
   const wanted = `v${NODE24_VERSION}`;
-  if (versionOf(binaryIn(installed)) === wanted) return dirname(binaryIn(installed));
+  if (versionOf(binaryIn(installed)) === wanted) return binaryIn(installed);
 
   await mkdir(cacheRoot(), { recursive: true });
   // Installed beside its final place and renamed into it, so that a run stopped half-way (or two
@@ -100,12 +101,12 @@ export async function ensureNode24(): Promise<string> {
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  return dirname(binaryIn(installed));
+  return binaryIn(installed);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   ensureNode24().then(
-    (directory) => console.log(directory),
+    (binary) => console.log(dirname(binary)),
     (error: unknown) => {
       console.error(`node24: ${error instanceof Error ? error.message : String(error)}`);
       process.exit(1);
