@@ -314,12 +314,22 @@ describe("the request's deadline", () => {
       headers: bearer(token),
     });
 
-    const response = asTestResponse(
-      await createGetPet(deps)(event, contextWithRemaining(REQUEST_DEADLINE_MARGIN_MS + 50)),
-    );
+    const logged: string[] = [];
+    const originalError = console.error;
+    console.error = (line: unknown) => logged.push(String(line));
+
+    let response: TestResponse;
+    try {
+      response = asTestResponse(await createGetPet(deps)(event, contextWithRemaining(REQUEST_DEADLINE_MARGIN_MS + 50)));
+    } finally {
+      console.error = originalError;
+    }
 
     expectError(response, 503, "service_unavailable");
     expect(response.headers["retry-after"]).toMatch(/^[1-9][0-9]*$/);
+    expect(logged.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ message: "request failed", status: 503 }),
+    ]);
   });
 });
 
