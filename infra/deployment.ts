@@ -14,11 +14,16 @@ export interface DeployedStage {
   readonly stage: DeployedStageName;
   /** CloudFormation stack name, what DescribeStacks and the console show. */
   readonly stackName: string;
+  /**
+   * The GitHub environment that deploys it (.github/workflows/deploy.yml): its required reviewers
+   * gate the deploy, and its deploy role trusts only that environment (infra/stacks/deliveryAccessStack.ts).
+   */
+  readonly githubEnvironment: "staging" | "production";
 }
 
 export const deployedStages: Readonly<Record<DeployedStageName, DeployedStage>> = {
-  staging: { id: "Staging", stage: "staging", stackName: "Staging-PetStore" },
-  prod: { id: "Production", stage: "prod", stackName: "Production-PetStore" },
+  staging: { id: "Staging", stage: "staging", stackName: "Staging-PetStore", githubEnvironment: "staging" },
+  prod: { id: "Production", stage: "prod", stackName: "Production-PetStore", githubEnvironment: "production" },
 };
 
 /** Output keys of each stage's stack. */

@@ -1,8 +1,10 @@
 /**
  * The one route table. The CDK stack creates one API Gateway method and one Lambda function per
- * entry (with exactly the DynamoDB actions listed), the local server routes requests with it, and
- * the OpenAPI document lists the same operations.
+ * entry (allowed exactly the DynamoDB actions listed, on exactly the parts of the table listed), the
+ * local server routes requests with it, and the OpenAPI document lists the same operations.
  */
+import type { TableArea } from "./db/table";
+
 export const API_BASE_PATH = "/v1";
 
 export type HttpMethod = "GET" | "POST";
@@ -21,8 +23,11 @@ export interface RouteDefinition {
   /** Source file (from the project root) whose `handler` export serves the route. */
   readonly handlerFile: string;
   readonly summary: string;
-  /** DynamoDB actions the handler needs on the table, besides reading API keys. */
-  readonly dynamoActions: readonly DynamoAction[];
+  /**
+   * DynamoDB actions the handler needs, by the part of the table they touch (lib/db/table.ts),
+   * besides reading API keys, which every handler does.
+   */
+  readonly dynamoAccess: Partial<Record<TableArea, readonly DynamoAction[]>>;
   /** True when the route takes a JSON request body. */
   readonly jsonBody: boolean;
   readonly deprecation?: {
@@ -42,7 +47,7 @@ export const routes = {
     path: "/pets",
     handlerFile: "functions/listPets.ts",
     summary: "List animals, optionally filtered by status, oldest first.",
-    dynamoActions: ["dynamodb:Query"],
+    dynamoAccess: { pets: ["dynamodb:Query"], petsByStatus: ["dynamodb:Query"] },
     jsonBody: false,
   },
   createPet: {
@@ -51,7 +56,12 @@ export const routes = {
     path: "/pets",
     handlerFile: "functions/createPet.ts",
     summary: "Add an animal.",
-    dynamoActions: ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"],
+    dynamoAccess: {
+      // Insert, then read back a pet a retried create may have inserted already.
+      pets: ["dynamodb:PutItem", "dynamodb:GetItem"],
+      petIdCounter: ["dynamodb:UpdateItem"],
+      idempotencyRecords: ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:DeleteItem"],
+    },
     jsonBody: true,
   },
   getPet: {
@@ -60,7 +70,7 @@ export const routes = {
     path: "/pets/{petId}",
     handlerFile: "functions/getPet.ts",
     summary: "Get an animal by id (deprecated: use GET /pets with the status filter).",
-    dynamoActions: ["dynamodb:GetItem"],
+    dynamoAccess: { pets: ["dynamodb:GetItem"] },
     jsonBody: false,
     deprecation: {
       deprecatedAt: new Date("2026-11-23T00:00:00Z"),

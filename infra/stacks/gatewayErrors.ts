@@ -2,6 +2,7 @@
  * Makes everything API Gateway answers by itself look like the API's own errors: the Error body
  * `{"code","message","status"}` with the common headers, for its gateway responses, for unknown
  * routes (a catch-all that answers 404) and for known paths with another method (405 with Allow).
+ * The edge firewall (./edgeProtection.ts) answers with the same bodies, taken from here.
  */
 import * as apigateway from "aws-cdk-lib/aws-apigateway";
 import { Construct } from "constructs";
@@ -10,7 +11,7 @@ import { UNAUTHORIZED_CHALLENGE } from "../../lib/http/middleware/errorResponse"
 import { COMMON_HEADERS } from "../../lib/http/middleware/responseEnvelope";
 import type { RouteDefinition } from "../../lib/routes";
 
-interface GatewayError {
+export interface GatewayError {
   readonly status: number;
   readonly code: ErrorCode;
   readonly message: string;
@@ -42,6 +43,23 @@ const internal: GatewayError = {
   code: "internal_error",
   message: "An internal error occurred. Quote the X-Request-Id header when reporting it.",
 };
+const payloadTooLarge: GatewayError = { status: 413, code: "payload_too_large", message: "The request is too large." };
+
+/** What the edge firewall answers (./edgeProtection.ts); `forbidden` is also API Gateway's WAF_FILTERED answer. */
+export const edgeErrors = {
+  forbidden: {
+    status: 403,
+    code: "forbidden",
+    message: "The request was refused by the API's firewall.",
+  },
+  /** The firewall's rate limits; `Retry-After` is set there, from the rate limit's window. */
+  tooManyRequests: {
+    status: 429,
+    code: "too_many_requests",
+    message: "Too many requests from this client; retry later.",
+  },
+  payloadTooLarge,
+} as const satisfies Record<string, GatewayError>;
 
 /** What each gateway response type answers. Status codes are set explicitly so `status` always matches. */
 export const gatewayErrors: ReadonlyMap<apigateway.ResponseType, GatewayError> = new Map([
@@ -65,10 +83,12 @@ export const gatewayErrors: ReadonlyMap<apigateway.ResponseType, GatewayError> =
   // signature when no resource matched: these answers are for unknown routes.
   [apigateway.ResponseType.INVALID_SIGNATURE, notFound],
   [apigateway.ResponseType.EXPIRED_TOKEN, notFound],
-  [
-    apigateway.ResponseType.REQUEST_TOO_LARGE,
-    { status: 413, code: "payload_too_large", message: "The request is too large." },
-  ],
+  [apigateway.ResponseType.REQUEST_TOO_LARGE, payloadTooLarge],
+  // A request the edge firewall blocks without an answer of its own (its managed rule groups): API
+  // Gateway answers it with this type, which would otherwise fall back to DEFAULT_4XX's 400. The
+  // firewall's own custom answers (rate limits, body size) take precedence over gateway responses.
+  // https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html
+  [apigateway.ResponseType.WAF_FILTERED, edgeErrors.forbidden],
   [
     apigateway.ResponseType.UNSUPPORTED_MEDIA_TYPE,
     {
@@ -110,6 +130,27 @@ export const gatewayErrors: ReadonlyMap<apigateway.ResponseType, GatewayError> =
   [apigateway.ResponseType.AUTHORIZER_FAILURE, internal],
   [apigateway.ResponseType.AUTHORIZER_CONFIGURATION_ERROR, internal],
 ]);
+
+/**
+ * Media types a body sent to an unknown route or method may have and still get the 404/405. A mock
+ * integration takes the status to answer from its request template's output, so the client's body
+ * must never reach it: passed through (WHEN_NO_MATCH), a body that is not the JSON the mock expects
+ * makes it fail with a gateway 500. With NEVER, a body of a type listed here is replaced by the
+ * template, and a body of any other type is refused by API Gateway with 415 UNSUPPORTED_MEDIA_TYPE
+ * (answered in the Error shape above) before the mock runs; a request without Content-Type counts as
+ * application/json.
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/integration-passthrough-behaviors.html
+ */
+export const MOCK_BODY_MEDIA_TYPES = [
+  "application/json",
+  "text/plain",
+  "text/html",
+  "text/xml",
+  "application/xml",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data",
+  "application/octet-stream",
+] as const;
 
 export interface GatewayErrorsProps {
   readonly api: apigateway.RestApi;
@@ -156,8 +197,8 @@ export class GatewayErrors extends Construct {
 
   private mockError(error: GatewayError): apigateway.MockIntegration {
     return new apigateway.MockIntegration({
-      requestTemplates: { "application/json": '{"statusCode": 200}' },
-      passthroughBehavior: apigateway.PassthroughBehavior.WHEN_NO_MATCH,
+      requestTemplates: Object.fromEntries(MOCK_BODY_MEDIA_TYPES.map((type) => [type, '{"statusCode": 200}'])),
+      passthroughBehavior: apigateway.PassthroughBehavior.NEVER,
       integrationResponses: [
         {
           statusCode: String(error.status),

@@ -116,9 +116,7 @@ export class Monitoring extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-      created.addAlarmAction(new cloudwatchActions.SnsAction(this.topic));
-      created.addOkAction(new cloudwatchActions.SnsAction(this.topic));
-      this.alarms.push(created);
+      this.notify(created);
       return created;
     };
 
@@ -217,5 +215,15 @@ export class Monitoring extends Construct {
         ],
       ],
     });
+  }
+
+  /**
+   * Sends the alarm's state changes to the stage's alarm destinations and shows it on the dashboard's
+   * alarm widget. Alarms defined elsewhere in the stack (for example the edge firewall's) use this too.
+   */
+  notify(alarm: cloudwatch.Alarm): void {
+    alarm.addAlarmAction(new cloudwatchActions.SnsAction(this.topic));
+    alarm.addOkAction(new cloudwatchActions.SnsAction(this.topic));
+    this.alarms.push(alarm);
   }
 }

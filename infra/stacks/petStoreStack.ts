@@ -1,26 +1,34 @@
 /**
  * One complete, isolated copy of the service: table, one function per route of the route table,
- * the REST API with its `v1` stage, gateway responses in the Error shape, and monitoring.
+ * the REST API with its `v1` stage, gateway responses in the Error shape, the edge firewall (when
+ * the stage has one), encrypted log groups, and monitoring.
  */
 import { fileURLToPath } from "node:url";
-import { CfnOutput, Fn, RemovalPolicy, Stack, type StackProps, Stage, type StageProps } from "aws-cdk-lib";
+import { CfnOutput, Fn, Stack, type StackProps, Stage, type StageProps } from "aws-cdk-lib";
 import * as apigateway from "aws-cdk-lib/aws-apigateway";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
-import * as logs from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
-import { petTable } from "../../lib/db/table";
-import { API_BASE_PATH, type RouteDefinition, routeList } from "../../lib/routes";
+import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
+import { petTable, type TableArea, tableAreas } from "../../lib/db/table";
+import type { LogLevel } from "../../lib/observability/logger";
+import { API_BASE_PATH, type DynamoAction, type RouteDefinition, routeList } from "../../lib/routes";
 import { lambdaEsbuildOptions } from "../bundling";
 import type { StageConfig } from "../config";
 import { STACK_OUTPUTS } from "../deployment";
+import { accessLogFormat } from "./accessLog";
+import { EdgeProtection } from "./edgeProtection";
 import { GatewayErrors } from "./gatewayErrors";
 import { Monitoring } from "./monitoring";
 import { acknowledgeNagFindings } from "./nagAcknowledgements";
+import { StageLogs } from "./stageLogs";
 
 const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The API Gateway stage: the base path's only segment (`/v1`). */
+const STAGE_NAME = API_BASE_PATH.slice(1);
 
 /** Attribute holding an item's expiry (epoch seconds); DynamoDB deletes expired items. */
 export const TTL_ATTRIBUTE = "expiresAt";
@@ -33,6 +41,18 @@ export interface PetStoreStackProps extends StackProps {
 
 const keyType = (type: "S" | "N") => (type === "S" ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER);
 const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
+/** Lambda's filter for the functions' own log lines, at the level the functions log at. */
+const applicationLogLevels: Record<LogLevel, lambda.ApplicationLogLevel> = {
+  DEBUG: lambda.ApplicationLogLevel.DEBUG,
+  INFO: lambda.ApplicationLogLevel.INFO,
+  WARN: lambda.ApplicationLogLevel.WARN,
+  ERROR: lambda.ApplicationLogLevel.ERROR,
+  SILENT: lambda.ApplicationLogLevel.FATAL,
+};
+
+/** What every function may do besides its route's own work: read API key records (the bearer check). */
+const KEY_LOOKUP: Partial<Record<TableArea, readonly DynamoAction[]>> = { apiKeys: ["dynamodb:GetItem"] };
 
 /** CDK's form of the shared esbuild options (infra/bundling.ts). */
 function cdkBundling(): NonNullable<ConstructorParameters<typeof NodejsFunction>[2]>["bundling"] {
@@ -58,10 +78,18 @@ export class PetStoreStack extends Stack {
   readonly table: dynamodb.TableV2;
   readonly api: apigateway.RestApi;
   readonly functions: Record<string, NodejsFunction> = {};
+  readonly logs: StageLogs;
+  readonly monitoring: Monitoring;
+  readonly edgeProtection: EdgeProtection | undefined;
 
   constructor(scope: Construct, id: string, props: PetStoreStackProps) {
     super(scope, id, props);
     const { config } = props;
+    this.logs = new StageLogs(this, "Logs", {
+      stage: config.stage,
+      retention: config.logRetention,
+      removalPolicy: config.logRemovalPolicy,
+    });
 
     this.table = new dynamodb.TableV2(this, "Table", {
       partitionKey: { name: petTable.partitionKey.name, type: keyType(petTable.partitionKey.type) },
@@ -82,20 +110,16 @@ export class PetStoreStack extends Stack {
       timeToLiveAttribute: TTL_ATTRIBUTE,
     });
 
-    const accessLogs = new logs.LogGroup(this, "AccessLogs", {
-      retention: config.logRetention,
-      removalPolicy: config.logRemovalPolicy,
-    });
+    const accessLogs = this.logs.logGroup(this, "AccessLogs");
     this.api = new apigateway.RestApi(this, "Api", {
       restApiName: `petstore-${config.stage}`,
       description: `Pet Store API (${config.stage})`,
       endpointTypes: [apigateway.EndpointType.REGIONAL],
-      cloudWatchRole: true,
-      // The role is set account-wide (one per region), and the stage deployed last wins: a staging
-      // destroy must not delete a role that production's execution logging may be using.
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // The role API Gateway logs with is an account-wide setting, owned by the account stack
+      // (./accountStack.ts), which is deployed first.
+      cloudWatchRole: false,
       deployOptions: {
-        stageName: API_BASE_PATH.slice(1),
+        stageName: STAGE_NAME,
         throttlingRateLimit: config.api.throttlingRateLimit,
         throttlingBurstLimit: config.api.throttlingBurstLimit,
         loggingLevel: apigateway.MethodLoggingLevel.ERROR,
@@ -103,24 +127,13 @@ export class PetStoreStack extends Stack {
         metricsEnabled: true,
         tracingEnabled: true,
         accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
-        accessLogFormat: apigateway.AccessLogFormat.custom(
-          JSON.stringify({
-            requestId: apigateway.AccessLogField.contextRequestId(),
-            ip: apigateway.AccessLogField.contextIdentitySourceIp(),
-            requestTime: apigateway.AccessLogField.contextRequestTime(),
-            method: apigateway.AccessLogField.contextHttpMethod(),
-            path: apigateway.AccessLogField.contextPath(),
-            resourcePath: apigateway.AccessLogField.contextResourcePath(),
-            status: apigateway.AccessLogField.contextStatus(),
-            responseLength: apigateway.AccessLogField.contextResponseLength(),
-            responseLatency: apigateway.AccessLogField.contextResponseLatency(),
-            integrationLatency: apigateway.AccessLogField.contextIntegrationLatency(),
-            errorType: apigateway.AccessLogField.contextErrorResponseType(),
-            errorMessage: apigateway.AccessLogField.contextErrorMessageString(),
-          }),
-        ),
+        accessLogFormat: apigateway.AccessLogFormat.custom(accessLogFormat()),
       },
     });
+    // Execution logs (errors only, above) go to a group API Gateway would otherwise create itself,
+    // unencrypted and kept forever; the stage is created after it.
+    const executionLogs = this.logs.executionLogGroup(this, "ExecutionLogs", this.api.restApiId, STAGE_NAME);
+    this.api.deploymentStage.node.addDependency(executionLogs);
     // Path parameters are checked here; bodies have no model, the functions validate them against the schemas.
     const validator = this.api.addRequestValidator("RequestValidator", {
       validateRequestParameters: true,
@@ -131,7 +144,9 @@ export class PetStoreStack extends Stack {
       const fn = this.routeFunction(route, config);
       this.functions[route.operationId] = fn;
       const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
-      this.api.root.resourceForPath(route.path).addMethod(route.method, new apigateway.LambdaIntegration(fn), {
+      // No permission for the console's test invocations (allowTestInvoke): only the stage may invoke.
+      const integration = new apigateway.LambdaIntegration(fn, { allowTestInvoke: false });
+      this.api.root.resourceForPath(route.path).addMethod(route.method, integration, {
         operationName: route.operationId,
         requestValidator: validator,
         requestParameters: Object.fromEntries(pathParameters.map((name) => [`method.request.path.${name}`, true])),
@@ -148,6 +163,16 @@ export class PetStoreStack extends Stack {
       // It only encrypts alarm notifications in flight, so it lives as long as the stage's logs.
       keyRemovalPolicy: config.logRemovalPolicy,
     });
+    this.monitoring = monitoring;
+    this.edgeProtection = config.edgeProtection
+      ? new EdgeProtection(this, "EdgeProtection", {
+          stage: config.stage,
+          api: this.api,
+          config: config.edgeProtection,
+          maxBodyBytes: MAX_BODY_BYTES,
+          monitoring,
+        })
+      : undefined;
 
     // The construct's own "Endpoint" output ends in "/v1/"; the contract's base address ends in "/v1".
     this.api.node.tryRemoveChild("Endpoint");
@@ -176,10 +201,7 @@ export class PetStoreStack extends Stack {
 
   private routeFunction(route: RouteDefinition, config: StageConfig): NodejsFunction {
     const name = pascal(route.operationId);
-    const logGroup = new logs.LogGroup(this, `${name}Logs`, {
-      retention: config.logRetention,
-      removalPolicy: config.logRemovalPolicy,
-    });
+    const logGroup = this.logs.logGroup(this, `${name}Logs`);
     // An own role instead of AWSLambdaBasicExecutionRole: logs to its own group only.
     const role = new iam.Role(this, `${name}Role`, {
       assumedBy: new iam.ServicePrincipal("lambda.amazonaws.com"),
@@ -198,7 +220,11 @@ export class PetStoreStack extends Stack {
       role,
       logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
-      systemLogLevelV2: lambda.SystemLogLevel.WARN,
+      // With JSON logs Lambda filters the functions' lines by their "level" (INFO by default), so it
+      // is told the level LOG_LEVEL sets, or DEBUG lines would be dropped.
+      // https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-log-level.html
+      applicationLogLevelV2: applicationLogLevels[config.functions.logLevel],
+      systemLogLevelV2: config.functions.systemLogLevel,
       tracing: lambda.Tracing.ACTIVE,
       description: route.summary,
       environment: {
@@ -208,13 +234,39 @@ export class PetStoreStack extends Stack {
       },
       bundling: cdkBundling(),
     });
-    // Exactly the route's DynamoDB actions, plus reading API key hashes, on this table only.
-    const actions = [...new Set([...route.dynamoActions, "dynamodb:GetItem"])].sort();
-    const indexArns = route.dynamoActions.includes("dynamodb:Query")
-      ? petTable.globalSecondaryIndexes.map((index) => `${this.table.tableArn}/index/${index.indexName}`)
-      : [];
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: [this.table.tableArn, ...indexArns] }));
+    for (const statement of this.tableAccess({ ...route.dynamoAccess, ...KEY_LOOKUP }))
+      role.addToPrincipalPolicy(statement);
     return fn;
+  }
+
+  /**
+   * Exactly the listed actions on exactly the listed parts of this table. Partitions are enforced
+   * with dynamodb:LeadingKeys, the partition key every item request and Query names, so no function
+   * can write (or un-revoke) an API key record, or touch another function's items.
+   * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html
+   */
+  private tableAccess(access: Partial<Record<TableArea, readonly DynamoAction[]>>): iam.PolicyStatement[] {
+    return Object.entries(access).map(([name, actions]) => {
+      const area = tableAreas[name as TableArea];
+      const sortedActions = [...new Set(actions)].sort();
+      if ("index" in area) {
+        // An index is read-only, and this one holds pet items only (it is sparse).
+        return new iam.PolicyStatement({
+          actions: sortedActions,
+          resources: [`${this.table.tableArn}/index/${area.index}`],
+        });
+      }
+      const patterns = area.partitionKeys.some((key) => key.includes("*"));
+      return new iam.PolicyStatement({
+        actions: sortedActions,
+        resources: [this.table.tableArn],
+        conditions: {
+          [patterns ? "ForAllValues:StringLike" : "ForAllValues:StringEquals"]: {
+            "dynamodb:LeadingKeys": [...area.partitionKeys],
+          },
+        },
+      });
+    });
   }
 }
 
@@ -223,17 +275,31 @@ export interface PetStoreStageProps extends StageProps {
   readonly acknowledgeNagFindings?: boolean;
 }
 
-/** A deployable environment: `cdk deploy 'Staging/*'`. */
+/**
+ * A deployable environment: `cdk deploy 'Staging/*'`. With an account and region in its settings,
+ * its stack is pinned there: the CDK CLI deploys it only with credentials for that account (or a
+ * role that account's bootstrap trusts), and refuses otherwise before any change is made. Without
+ * them, it deploys wherever the credentials point (and synthesizes offline).
+ * https://docs.aws.amazon.com/cdk/v2/guide/environments.html; the CLI's refusal ("Need to perform AWS
+ * calls for account …, but the current credentials are for …"): https://github.com/aws/aws-cdk/issues/3322
+ */
 export class PetStoreStage extends Stage {
   readonly stack: PetStoreStack;
+  readonly config: StageConfig;
 
   constructor(scope: Construct, id: string, props: PetStoreStageProps) {
-    super(scope, id, props);
+    const { account, region } = props.config.settings;
+    super(scope, id, {
+      ...props,
+      env: { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) },
+    });
+    this.config = props.config;
     this.stack = new PetStoreStack(this, "PetStore", {
       config: props.config,
       ...(props.acknowledgeNagFindings === undefined ? {} : { acknowledgeNagFindings: props.acknowledgeNagFindings }),
       stackName: props.config.stackName,
       description: `Pet Store API, ${props.config.stage} stage`,
+      terminationProtection: props.config.terminationProtection,
     });
   }
 }

@@ -42,10 +42,11 @@ export interface OpenApiDocument extends JsonObject {
   };
 }
 
-/** The one code each status answers with (README "Errors"). */
+/** The one code each status answers with (docs/api.md, "Errors"). */
 export const errorCodeByStatus = {
   400: "invalid_request",
   401: "unauthorized",
+  403: "forbidden",
   404: "not_found",
   405: "method_not_allowed",
   409: "idempotency_key_in_progress",
@@ -193,6 +194,7 @@ function deprecationResponseHeaders(deprecation: Deprecation, required: boolean)
 const errorDescriptions: Record<ErrorStatus, string> = {
   400: "The request is malformed or a parameter or field is not valid; `message` starts with its name (`limit: …`).",
   401: "The API key is missing, malformed, unknown or revoked. Checked before anything else.",
+  403: "Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. The service itself never answers 403.",
   404: "Not found.",
   405: "Not answered by this operation: the path exists, but not with the method used.",
   409: "A request with the same `Idempotency-Key` is still in flight; retry after `Retry-After` seconds.",
@@ -200,7 +202,7 @@ const errorDescriptions: Record<ErrorStatus, string> = {
   413: `The request body is larger than ${MAX_BODY_BYTES} bytes.`,
   415: "The request body is not declared as JSON (`Content-Type: application/json`, charset UTF-8 if given).",
   422: "The `Idempotency-Key` was already used with a different request body.",
-  429: "Too many requests (the stage's throttling); retry after `Retry-After` seconds.",
+  429: "Too many requests (the stage's throttling, or the edge firewall's limits per API key and per client address); retry after `Retry-After` seconds.",
   500: "An unexpected error. The message reveals nothing internal; quote `X-Request-Id` when reporting it.",
   503: "The data store is throttled, unreachable or slow; safe to retry after `Retry-After` seconds.",
 };
@@ -210,6 +212,19 @@ interface ErrorResponseOptions {
   readonly headers?: Record<string, JsonObject>;
 }
 
+/**
+ * Statuses the edge firewall (production) may answer before a request reaches the gateway's own
+ * processing: its answers are fixed texts, so they carry no per-request X-Request-Id.
+ */
+const edgeStatuses: readonly ErrorStatus[] = [403, 413, 429];
+
+const requestIdFromEdge: JsonObject = {
+  description:
+    "Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered.",
+  required: false,
+  schema: { type: "string", minLength: 1 },
+};
+
 /** The Error body narrowed to the one code and status this answer carries. */
 function errorResponse(status: ErrorStatus, options: ErrorResponseOptions = {}): JsonObject {
   const needsRetryAfter = status === 409 || status === 429 || status === 503;
@@ -217,6 +232,7 @@ function errorResponse(status: ErrorStatus, options: ErrorResponseOptions = {}):
     description: options.description ?? errorDescriptions[status],
     headers: {
       ...commonHeaders,
+      ...(edgeStatuses.includes(status) ? { "X-Request-Id": requestIdFromEdge } : {}),
       ...(needsRetryAfter ? { "Retry-After": headerRef("Retry-After") } : {}),
       ...(status === 401 ? { "WWW-Authenticate": headerRef("WWW-Authenticate") } : {}),
       ...options.headers,
@@ -259,8 +275,8 @@ function operationResponses(
       responses[status] = methodNotAllowed(route.path, allowedMethods);
       continue;
     }
-    // The handler adds the deprecation headers to every answer it gives; the gateway's own 429/5xx lack them.
-    const alwaysFromHandler = status !== 429 && status < 500;
+    // The handler adds the deprecation headers to every answer it gives; the gateway's and the firewall's own lack them.
+    const alwaysFromHandler = status !== 403 && status !== 429 && status < 500;
     const headers = route.deprecation ? deprecationResponseHeaders(route.deprecation, alwaysFromHandler) : {};
     responses[status] = errorResponse(status, {
       headers,
@@ -334,7 +350,7 @@ function listPetsOperation(allowedMethods: readonly string[]): JsonObject {
           content: jsonContent("Pets"),
         },
       },
-      [400, 401, 405, 429, 500, 503],
+      [400, 401, 403, 405, 429, 500, 503],
       allowedMethods,
     ),
   };
@@ -396,7 +412,7 @@ function createPetOperation(allowedMethods: readonly string[]): JsonObject {
           content: jsonContent("Pet"),
         },
       },
-      [400, 401, 405, 409, 413, 415, 422, 429, 500, 503],
+      [400, 401, 403, 405, 409, 413, 415, 422, 429, 500, 503],
       allowedMethods,
     ),
   };
@@ -435,7 +451,7 @@ function getPetOperation(allowedMethods: readonly string[]): JsonObject {
           content: jsonContent("Pet"),
         },
       },
-      [400, 401, 404, 405, 410, 429, 500, 503],
+      [400, 401, 403, 404, 405, 410, 429, 500, 503],
       allowedMethods,
     ),
   };
@@ -487,6 +503,11 @@ function infoDescription(): string {
     "",
     "A path not described here answers 404 `not_found`; a described path with another method answers",
     "405 `method_not_allowed` with `Allow`. A 5xx message reveals nothing internal.",
+    "",
+    "In production an edge firewall sits in front of the API: it answers 403 `forbidden` (a request",
+    "matching known attack patterns, or from an address on a threat list), 413 `payload_too_large` (a",
+    "body over the limit) and 429 `too_many_requests` (its limits per API key and per client address)",
+    "itself, in the same shape but without `X-Request-Id`.",
     "",
     "## Common headers",
     "Every answer carries `X-Request-Id`, `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`,",

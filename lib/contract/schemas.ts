@@ -59,6 +59,7 @@ export const petSchema = {
 export const errorCodes = [
   "invalid_request",
   "unauthorized",
+  "forbidden",
   "not_found",
   "method_not_allowed",
   "gone",

@@ -55,6 +55,7 @@ export const STATUS_INDEX = petTable.globalSecondaryIndexes[0].indexName;
 export const TTL_ATTRIBUTE = petTable.timeToLiveAttribute;
 
 const ID_DIGITS = 16; // Number.MAX_SAFE_INTEGER has 16 digits.
+const IDEMPOTENCY_PARTITION_PREFIX = "IDEMPOTENCY#";
 
 export const itemKeys = {
   petPartition: "PET",
@@ -63,10 +64,25 @@ export const itemKeys = {
   apiKey: (keyHash: string) => ({ pk: "APIKEY", sk: keyHash }),
   petIdCounter: { pk: "COUNTER", sk: "pet" },
   idempotency: (apiKeyId: string, idempotencyKey: string) => ({
-    pk: `IDEMPOTENCY#${apiKeyId}`,
+    pk: `${IDEMPOTENCY_PARTITION_PREFIX}${apiKeyId}`,
     sk: idempotencyKey,
   }),
 } as const;
+
+/**
+ * The parts of the table a piece of code may be granted, as IAM names them: the partition key
+ * values (`*` matches any run of characters) that `dynamodb:LeadingKeys` is checked against, or an
+ * index. The CDK stack grants each function exactly the areas its route lists (lib/routes.ts).
+ */
+export const tableAreas = {
+  pets: { partitionKeys: [itemKeys.petPartition] },
+  /** The sparse `byStatus` index: only pet items carry its key attributes, so it holds nothing else. */
+  petsByStatus: { index: STATUS_INDEX },
+  petIdCounter: { partitionKeys: [itemKeys.petIdCounter.pk] },
+  idempotencyRecords: { partitionKeys: [`${IDEMPOTENCY_PARTITION_PREFIX}*`] },
+  apiKeys: { partitionKeys: [itemKeys.apiKeyPartition] },
+} as const satisfies Record<string, { partitionKeys: readonly string[] } | { index: string }>;
+export type TableArea = keyof typeof tableAreas;
 
 /** The table as a CreateTable request, for the local engine and tests. */
 export function createTableInput(tableName: string): CreateTableCommandInput {

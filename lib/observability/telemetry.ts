@@ -17,6 +17,11 @@ export interface RequestSummary extends RequestMeasurement {
   readonly lambdaRequestId: string | undefined;
   /** The public id of the API key used; never the key. */
   readonly apiKeyId: string | undefined;
+  /**
+   * The client's User-Agent, as API Gateway saw it. Logged here, JSON-escaped, rather than in the
+   * gateway's access log, which cannot escape it (infra/stacks/accessLog.ts).
+   */
+  readonly userAgent: string | undefined;
 }
 
 export interface Telemetry {
@@ -62,6 +67,7 @@ export function createTelemetry(options: {
         requestId: summary.requestId,
         lambdaRequestId: summary.lambdaRequestId,
         apiKeyId: summary.apiKeyId,
+        userAgent: summary.userAgent,
       });
       write(embeddedMetricRecord(options.stage, summary, Date.now()));
     },

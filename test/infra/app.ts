@@ -3,11 +3,18 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Template } from "aws-cdk-lib/assertions";
-import { buildApp } from "../../infra/app";
+import { type BuildAppOptions, buildApp } from "../../infra/app";
 
-export function synthesizedStages(options: { acknowledgeNagFindings?: boolean } = {}) {
+/** The context `npx cdk synth` gives the app from cdk.json: the feature flags, so tests see the same templates. */
+export const cdkJsonContext = (
+  JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as { context: Record<string, unknown> }
+).context;
+
+export function synthesizedStages(
+  options: Pick<BuildAppOptions, "acknowledgeNagFindings" | "context" | "environment"> = {},
+) {
   const outdir = mkdtempSync(join(tmpdir(), "cdk-test-"));
-  const { app, stages } = buildApp({ ...options, outdir });
+  const { app, stages } = buildApp({ ...options, context: { ...cdkJsonContext, ...options.context }, outdir });
   let failure: unknown;
   try {
     app.synth();
@@ -16,6 +23,7 @@ export function synthesizedStages(options: { acknowledgeNagFindings?: boolean } 
   }
   return {
     failure,
+    app,
     stages,
     template: (id: string) => {
       const stage = stages.find((candidate) => candidate.node.id === id);

@@ -2,19 +2,22 @@
  * Template tests of both stages, on the app as `npx cdk synth` builds it (synthesised once for the
  * whole file). Expected values come from the issue and the API decisions, or from the stage config.
  */
+import { Token } from "aws-cdk-lib";
 import type { Template } from "aws-cdk-lib/assertions";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import { beforeAll, describe, expect, it } from "vitest";
 import { lambdaEsbuildOptions } from "../../infra/bundling";
 import { type StageConfig, stageConfigs } from "../../infra/config";
 import { deployedStages, STACK_OUTPUTS } from "../../infra/deployment";
+import { accessLogFormat } from "../../infra/stacks/accessLog";
+import { MOCK_BODY_MEDIA_TYPES } from "../../infra/stacks/gatewayErrors";
 import type { ErrorCode } from "../../lib/contract/schemas";
 import {
   DYNAMODB_CONNECTION_TIMEOUT_MS,
   DYNAMODB_MAX_ATTEMPTS,
   DYNAMODB_REQUEST_TIMEOUT_MS,
 } from "../../lib/db/client";
-import { petTable } from "../../lib/db/table";
+import { itemKeys, petTable, STATUS_INDEX } from "../../lib/db/table";
 import { routeList, routes } from "../../lib/routes";
 import { synthesizedStages } from "./app";
 
@@ -30,6 +33,7 @@ type Resources = Record<string, Resource>;
 const statusOfCode: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   idempotency_key_in_progress: 409,
@@ -61,6 +65,13 @@ const requiredGatewayResponses: readonly { type: string; when: string; status: n
   { type: "REQUEST_TOO_LARGE", when: "body too large", status: 413, code: "payload_too_large" },
   { type: "INTEGRATION_TIMEOUT", when: "integration timeout", status: 503, code: "service_unavailable" },
   { type: "INTEGRATION_FAILURE", when: "integration failure", status: 500, code: "internal_error" },
+  { type: "WAF_FILTERED", when: "a managed firewall rule blocked the request", status: 403, code: "forbidden" },
+  {
+    type: "UNSUPPORTED_MEDIA_TYPE",
+    when: "a body of a type the 404/405 mocks have no template for",
+    status: 415,
+    code: "unsupported_media_type",
+  },
   { type: "DEFAULT_4XX", when: "any other 4xx", status: 400, code: "invalid_request" },
   { type: "DEFAULT_5XX", when: "any other 5xx", status: 500, code: "internal_error" },
 ];
@@ -122,7 +133,7 @@ function methodAt(template: Template, path: string, httpMethod: string): Resourc
   return only(methods, `${httpMethod} ${path}`).Properties;
 }
 
-/** The DynamoDB actions the role of the function behind `path`/`method` may perform, and on what. */
+/** The DynamoDB statements of the role of the function behind `path`/`method`. */
 function dynamoGrantsOf(template: Template, path: string, httpMethod: string) {
   const integration = methodAt(template, path, httpMethod).Integration as { Uri: unknown };
   const functionId = JSON.stringify(integration.Uri).match(/"Fn::GetAtt":\["(\w+)","Arn"\]/)?.[1] ?? "";
@@ -134,15 +145,50 @@ function dynamoGrantsOf(template: Template, path: string, httpMethod: string) {
   const dynamo = statements.filter((statement) => [statement.Action].flat().some((a) => a.startsWith("dynamodb:")));
   return {
     functionId,
+    statements: dynamo,
     actions: [...new Set(dynamo.flatMap((statement) => [statement.Action].flat()))].sort(),
     resources: dynamo.flatMap((statement) => [statement.Resource].flat()),
   };
+}
+
+/** Which actions a role's statements allow on an item whose partition key is `partitionKey`. */
+function actionsOnPartition(statements: readonly Statement[], partitionKey: string): string[] {
+  const matches = (pattern: string) =>
+    new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`).test(partitionKey);
+  return statements
+    .filter((statement) => !JSON.stringify(statement.Resource).includes("/index/"))
+    .filter((statement) => {
+      const conditions = Object.values(statement.Condition ?? {}).map(
+        (condition) => condition["dynamodb:LeadingKeys"] as string[] | undefined,
+      );
+      const leadingKeys = conditions.find((keys) => keys !== undefined);
+      // A table statement without a LeadingKeys condition would reach every partition.
+      return leadingKeys === undefined || leadingKeys.some(matches);
+    })
+    .flatMap((statement) => [statement.Action].flat())
+    .sort();
 }
 
 interface Statement {
   readonly Effect: string;
   readonly Action: string | string[];
   readonly Resource: unknown;
+  readonly Condition?: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * A mock must never see the client's body: with NEVER, the listed media types get the template (so the
+ * mock answers its 404/405) and any other is refused with the 415 gateway response, in the Error shape.
+ */
+function expectNoBodyPassedThrough(integration: unknown): void {
+  const { PassthroughBehavior, RequestTemplates } = integration as {
+    PassthroughBehavior: string;
+    RequestTemplates: Record<string, string>;
+  };
+  expect(PassthroughBehavior).toBe("NEVER");
+  expect(Object.keys(RequestTemplates).sort()).toEqual([...MOCK_BODY_MEDIA_TYPES].sort());
+  expect(RequestTemplates["text/plain"]).toBe('{"statusCode": 200}');
+  for (const template of Object.values(RequestTemplates)) expect(JSON.parse(template)).toEqual({ statusCode: 200 });
 }
 
 function newestNodeRuntime(): string {
@@ -279,12 +325,49 @@ describe.each(stages)("$id stage", (config) => {
 
     expect(list.actions).toEqual(["dynamodb:GetItem", "dynamodb:Query"]);
     expect(get.actions).toEqual(["dynamodb:GetItem"]);
-    expect(create.actions).toEqual([...new Set([...routes.createPet.dynamoActions, "dynamodb:GetItem"])].sort());
-    expect(create.actions).not.toContain("dynamodb:Query");
+    expect(create.actions).toEqual([
+      "dynamodb:DeleteItem",
+      "dynamodb:GetItem",
+      "dynamodb:PutItem",
+      "dynamodb:UpdateItem",
+    ]);
     expect(new Set([list.functionId, get.functionId, create.functionId]).size).toBe(3);
     for (const grants of [list, get, create]) {
       for (const resource of grants.resources) expect(JSON.stringify(resource)).toContain(`"${tableId}"`);
     }
+  });
+
+  it("confines each function's DynamoDB actions to the partitions it uses: none can write an API key record", () => {
+    const template = templateOf(config);
+    const list = dynamoGrantsOf(template, routes.listPets.path, routes.listPets.method);
+    const get = dynamoGrantsOf(template, routes.getPet.path, routes.getPet.method);
+    const create = dynamoGrantsOf(template, routes.createPet.path, routes.createPet.method);
+    const apiKeys = itemKeys.apiKey("0".repeat(64)).pk;
+    const pets = itemKeys.pet(1).pk;
+    const counter = itemKeys.petIdCounter.pk;
+    const idempotency = itemKeys.idempotency("key_abc", "retry-1").pk;
+
+    for (const grants of [list, get, create]) {
+      expect(actionsOnPartition(grants.statements, apiKeys)).toEqual(["dynamodb:GetItem"]);
+      expect(actionsOnPartition(grants.statements, "SOMETHING_ELSE")).toEqual([]);
+    }
+    expect(actionsOnPartition(list.statements, pets)).toEqual(["dynamodb:Query"]);
+    expect(actionsOnPartition(get.statements, pets)).toEqual(["dynamodb:GetItem"]);
+    expect(actionsOnPartition(create.statements, pets)).toEqual(["dynamodb:GetItem", "dynamodb:PutItem"]);
+    expect(actionsOnPartition(create.statements, counter)).toEqual(["dynamodb:UpdateItem"]);
+    expect(actionsOnPartition(create.statements, idempotency)).toEqual([
+      "dynamodb:DeleteItem",
+      "dynamodb:GetItem",
+      "dynamodb:PutItem",
+      "dynamodb:UpdateItem",
+    ]);
+    expect(actionsOnPartition(list.statements, idempotency)).toEqual([]);
+    // The status index: read-only, and only listPets queries it.
+    const indexStatements = (grants: typeof list) =>
+      grants.statements.filter((statement) => JSON.stringify(statement.Resource).includes(`/index/${STATUS_INDEX}`));
+    expect(indexStatements(list).flatMap((statement) => [statement.Action].flat())).toEqual(["dynamodb:Query"]);
+    expect(indexStatements(get)).toEqual([]);
+    expect(indexStatements(create)).toEqual([]);
   });
 
   it("throttles the stage as the config says", () => {
@@ -300,26 +383,119 @@ describe.each(stages)("$id stage", (config) => {
     ]);
   });
 
-  it("writes JSON access logs, with the request id and status, to a log group kept as the config says", () => {
+  it("writes the JSON access log format (test/unit/accessLog.test.ts) to a log group kept as the config says", () => {
     const template = templateOf(config);
     const stage = only(Object.values(resourcesOf(template, "AWS::ApiGateway::Stage")), "stages");
     const setting = stage.Properties.AccessLogSetting as { DestinationArn: unknown; Format: string };
-    const logGroup = resourcesOf(template, "AWS::Logs::LogGroup")[getAttOf(setting.DestinationArn) ?? ""];
+    const destination = JSON.stringify(setting.DestinationArn);
+    const logGroup = only(
+      Object.entries(resourcesOf(template, "AWS::Logs::LogGroup")).filter(([id]) => destination.includes(`"${id}"`)),
+      "access log groups",
+    )[1];
 
-    const format = JSON.parse(setting.Format) as Record<string, string>;
-
-    expect(format).toMatchObject({ requestId: "$context.requestId", status: "$context.status" });
+    expect(setting.Format).toBe(accessLogFormat());
     expect(logGroup?.Properties.RetentionInDays).toBe(config.logRetention);
   });
 
-  it("logs execution errors only, without request or response data", () => {
+  it("logs execution errors only, without request or response data, to a log group it creates with a retention", () => {
     const template = templateOf(config);
-    const stage = only(Object.values(resourcesOf(template, "AWS::ApiGateway::Stage")), "stages");
+    const [stageId, stage] = only(Object.entries(resourcesOf(template, "AWS::ApiGateway::Stage")), "stages");
+    const [apiId] = Object.keys(resourcesOf(template, "AWS::ApiGateway::RestApi"));
+    const [executionLogsId, executionLogs] = only(
+      Object.entries(resourcesOf(template, "AWS::Logs::LogGroup")).filter(([, group]) =>
+        JSON.stringify(group.Properties.LogGroupName ?? "").includes("API-Gateway-Execution-Logs_"),
+      ),
+      "execution log groups",
+    );
 
     expect(stage.Properties.MethodSettings).toEqual([
       expect.objectContaining({ LoggingLevel: "ERROR", DataTraceEnabled: false }),
     ]);
-    template.resourceCountIs("AWS::ApiGateway::Account", 1);
+    expect(executionLogs.Properties.LogGroupName).toEqual({
+      "Fn::Join": ["", ["API-Gateway-Execution-Logs_", { Ref: apiId }, "/v1"]],
+    });
+    expect(executionLogs.Properties.RetentionInDays).toBe(config.logRetention);
+    // It must exist before the stage first logs, or API Gateway creates it without a retention.
+    expect(
+      [(template.toJSON().Resources as Record<string, { DependsOn?: string[] }>)[stageId]?.DependsOn].flat(),
+    ).toContain(executionLogsId);
+  });
+
+  it("leaves API Gateway's account-wide CloudWatch role to the account stack", () => {
+    const template = templateOf(config);
+
+    template.resourceCountIs("AWS::ApiGateway::Account", 0);
+    expect(
+      Object.values(resourcesOf(template, "AWS::IAM::Role")).filter((role) =>
+        JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes("apigateway.amazonaws.com"),
+      ),
+    ).toEqual([]);
+  });
+
+  it("keeps every log group at least a year, encrypted with the stage's key, which only CloudWatch Logs for these groups may use", () => {
+    const template = templateOf(config);
+    const logGroups = Object.values(resourcesOf(template, "AWS::Logs::LogGroup"));
+    const keyIds = new Set(logGroups.map((group) => getAttOf(group.Properties.KmsKeyId)));
+    const [keyId] = [...keyIds];
+    const key = resourcesOf(template, "AWS::KMS::Key")[keyId ?? ""];
+    const statements =
+      (key?.Properties.KeyPolicy as { Statement: (Statement & { Principal: unknown })[] } | undefined)?.Statement ?? [];
+    const forLogs = statements.filter((statement) => JSON.stringify(statement.Principal).includes("logs."));
+
+    expect(logGroups.length).toBe(routeList.length + 2);
+    for (const group of logGroups) expect(group.Properties.RetentionInDays).toBeGreaterThanOrEqual(365);
+    expect(keyIds.size).toBe(1);
+    expect(key?.Properties.EnableKeyRotation).toBe(true);
+    expect(forLogs.length).toBeGreaterThan(0);
+    for (const statement of forLogs) {
+      expect(Object.keys(statement.Condition?.ArnLike ?? {})).toEqual(["kms:EncryptionContext:aws:logs:arn"]);
+    }
+    expect(JSON.stringify(forLogs)).toContain(`log-group:${deployedStages[config.stage].stackName}-*`);
+    expect(JSON.stringify(forLogs)).toContain("log-group:API-Gateway-Execution-Logs_");
+  });
+
+  it("lets only AWS services create grants on its KMS keys (Control Tower CT.KMS.PR.3)", () => {
+    const keys = Object.values(resourcesOf(templateOf(config), "AWS::KMS::Key"));
+
+    expect(keys.length).toBeGreaterThanOrEqual(2);
+    for (const key of keys) {
+      expect((key.Properties.KeyPolicy as { Statement: unknown[] }).Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: "Deny",
+          Principal: { AWS: "*" },
+          Action: "kms:CreateGrant",
+          Condition: { BoolIfExists: { "kms:GrantIsForAWSResource": "false", "aws:PrincipalIsAWSService": "false" } },
+        }),
+      );
+    }
+  });
+
+  it("lets the API invoke each function from this account and this stage only, with no test-invocation permission", () => {
+    const template = templateOf(config);
+    const permissions = Object.values(resourcesOf(template, "AWS::Lambda::Permission"));
+    const [stageId] = Object.keys(resourcesOf(template, "AWS::ApiGateway::Stage"));
+
+    expect(permissions).toHaveLength(routeList.length);
+    for (const permission of permissions) {
+      expect(permission.Properties).toMatchObject({
+        Principal: "apigateway.amazonaws.com",
+        SourceAccount: { Ref: "AWS::AccountId" },
+      });
+      expect(JSON.stringify(permission.Properties.SourceArn)).toContain(`{"Ref":"${stageId}"}`);
+      expect(JSON.stringify(permission.Properties.SourceArn)).not.toContain("test-invoke-stage");
+    }
+  });
+
+  it("filters the functions' log lines at the stage's log level and keeps Lambda's START and REPORT lines", () => {
+    const functions = Object.values(resourcesOf(templateOf(config), "AWS::Lambda::Function"));
+
+    for (const fn of functions) {
+      expect(fn.Properties.LoggingConfig).toMatchObject({
+        LogFormat: "JSON",
+        ApplicationLogLevel: config.functions.logLevel,
+        SystemLogLevel: "INFO",
+      });
+    }
   });
 
   it.each(requiredGatewayResponses)("answers $type ($when) with $status $code in the Error shape", (expected) => {
@@ -373,6 +549,7 @@ describe.each(stages)("$id stage", (config) => {
       const response = only(integration.IntegrationResponses, "integration responses");
 
       expect(integration.Type).toBe("MOCK");
+      expectNoBodyPassedThrough(integration);
       expect(response.StatusCode).toBe("404");
       expect(JSON.parse(response.ResponseTemplates["application/json"] ?? "")).toMatchObject({
         code: "not_found",
@@ -391,6 +568,7 @@ describe.each(stages)("$id stage", (config) => {
     for (const path of paths) {
       const allowed = routeList.filter((route) => route.path === path).map((route) => route.method);
       const integration = methodAt(template, path, "ANY").Integration as {
+        PassthroughBehavior: string;
         IntegrationResponses: {
           StatusCode: string;
           ResponseTemplates: Record<string, string>;
@@ -399,6 +577,7 @@ describe.each(stages)("$id stage", (config) => {
       };
       const response = only(integration.IntegrationResponses, "integration responses");
 
+      expectNoBodyPassedThrough(integration);
       expect(response.StatusCode).toBe("405");
       expect(JSON.parse(response.ResponseTemplates["application/json"] ?? "")).toMatchObject({
         code: "method_not_allowed",
@@ -414,6 +593,23 @@ describe.each(stages)("$id stage", (config) => {
 
 describe("Production stage", () => {
   const production = stageConfigs.Production;
+
+  it("has termination protection, and is not pinned to an account or region unless configured", () => {
+    const stack = synth.stages.find((stage) => stage.node.id === production.id)?.stack;
+
+    expect(stack?.terminationProtection).toBe(true);
+    expect(Token.isUnresolved(stack?.account)).toBe(true);
+    expect(Token.isUnresolved(stack?.region)).toBe(true);
+  });
+
+  it("puts the edge firewall in front of its API stage", () => {
+    const template = templateOf(production);
+    const [webAclId] = Object.keys(resourcesOf(template, "AWS::WAFv2::WebACL"));
+    const association = only(Object.values(resourcesOf(template, "AWS::WAFv2::WebACLAssociation")), "associations");
+
+    expect(getAttOf(association.Properties.WebACLArn)).toBe(webAclId);
+    expect(JSON.stringify(association.Properties.ResourceArn)).toContain("/stages/");
+  });
 
   it("retains the table, with deletion protection, and its logs when the stack is destroyed", () => {
     const template = templateOf(production);
@@ -438,12 +634,19 @@ describe("Staging stage", () => {
     expect((table.Properties.Replicas as Record<string, unknown>[])[0]?.DeletionProtectionEnabled).toBe(false);
   });
 
-  it("leaves nothing behind on destroy but the account-wide API Gateway logging role", () => {
+  it("leaves nothing behind on destroy", () => {
     const retained = Object.values(resourcesOf(templateOf(staging)))
       .filter((resource) => resource.DeletionPolicy === "Retain")
-      .map((resource) => resource.Type)
-      .sort();
+      .map((resource) => resource.Type);
 
-    expect(retained).toEqual(["AWS::ApiGateway::Account", "AWS::IAM::Role"]);
+    expect(retained).toEqual([]);
+  });
+
+  it("has no termination protection and, as configured, no edge firewall", () => {
+    const stack = synth.stages.find((stage) => stage.node.id === staging.id)?.stack;
+
+    expect(stack?.terminationProtection).toBe(false);
+    expect(staging.edgeProtection).toBeUndefined();
+    templateOf(staging).resourceCountIs("AWS::WAFv2::WebACL", 0);
   });
 });

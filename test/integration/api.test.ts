@@ -1,11 +1,11 @@
 /** Every rule of the contract, black-box over HTTP against the local server on dynalite. */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalApi } from "../../infra/local/server";
 import { generateApiKey, hashApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { buildOpenApiDocument } from "../../lib/contract/openapi";
 import type { Pet } from "../../lib/contract/schemas";
+import type { LocalApi } from "../../local/server";
 import { fetchJson, issueTestKey, startTestApi, type TestResponse } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
 

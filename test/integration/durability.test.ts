@@ -12,7 +12,7 @@ import type { Pet, PetStatus } from "../../lib/contract/schemas";
 import { fetchJson } from "../support/api";
 import { freePort, type RunningProcess, runScript } from "../support/processes";
 
-const MAIN = "infra/local/main.ts";
+const MAIN = "local/main.ts";
 const WRITERS = 16;
 /** Enough acknowledged creates that LevelDB has appended well past its first log block. */
 const ACKNOWLEDGED_BEFORE_KILL = 150;

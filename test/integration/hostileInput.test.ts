@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createGetPet } from "../../functions/getPet";
 import { createHandler as createListPets } from "../../functions/listPets";
-import { type LocalApi, startLocalApi } from "../../infra/local/server";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { errorCodes, MAX_BODY_BYTES, type Pet, type PetStatus, petStatuses } from "../../lib/contract/schemas";
@@ -22,6 +21,7 @@ import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
 import { routes } from "../../lib/routes";
 import { runtimeDependencies, runtimeTable } from "../../lib/runtime";
+import { type LocalApi, startLocalApi } from "../../local/server";
 import { invoke, issueTestKey, type TestRequest, type TestResponse } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
 

@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createListPets } from "../../functions/listPets";
-import type { LocalApi } from "../../infra/local/server";
 import type { Pet } from "../../lib/contract/schemas";
 import { ServiceUnavailableError } from "../../lib/errors";
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_RETENTION_SECONDS } from "../../lib/pets/idempotentCreate";
+import type { LocalApi } from "../../local/server";
 import { bearer, fetchJson, invoke, issueTestKey, jsonContent, startTestApi, type TestResponse } from "../support/api";
 import { throttling } from "../support/dynamoFaults";
 import { startProcess } from "../support/processDeps";

@@ -11,8 +11,8 @@ import type { Pet } from "../../lib/contract/schemas";
 import { fetchJson } from "../support/api";
 import { freePort, projectRoot, type RunningProcess, runScript, runToEnd } from "../support/processes";
 
-const MAIN = "infra/local/main.ts";
-const KEYS = "infra/cli/keys.ts";
+const MAIN = "local/main.ts";
+const KEYS = "scripts/keys.ts";
 const running: RunningProcess[] = [];
 const folders: string[] = [];
 

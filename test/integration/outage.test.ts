@@ -46,7 +46,7 @@ describe("DynamoDB unreachable under npm start, then back", () => {
     const link = await startStoreLink(String(process.env.DYNAMODB_ENDPOINT));
     links.push(link);
     const key = generateApiKey("local");
-    const server = runScript("infra/local/main.ts", [], {
+    const server = runScript("local/main.ts", [], {
       cwd,
       env: {
         PORT: String(await freePort()),

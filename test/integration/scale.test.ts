@@ -2,12 +2,12 @@
 import { BatchWriteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHandler as createListPets } from "../../functions/listPets";
-import type { LocalApi } from "../../infra/local/server";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import type { Pet, PetStatus } from "../../lib/contract/schemas";
 import { itemKeys } from "../../lib/db/table";
 import { DynamoPetRepository, petItem } from "../../lib/pets/repository";
+import type { LocalApi } from "../../local/server";
 import { bearer, fetchJson, invoke, issueTestKey, startTestApi } from "../support/api";
 import { documentClient, recordReads, tableName } from "../support/dynamo";
 

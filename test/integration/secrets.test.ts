@@ -21,8 +21,6 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { type CreatePetDependencies, createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createGetPet } from "../../functions/getPet";
 import { createHandler as createListPets } from "../../functions/listPets";
-import { ensureTable } from "../../infra/local/dynamo";
-import { listen } from "../../infra/local/listen";
 import { type ApiKeyStore, apiKeyPrefix, generateApiKey, issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
@@ -32,6 +30,8 @@ import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
 import type { PetRepository } from "../../lib/pets/repository";
 import { runtimeDependencies, runtimeTable } from "../../lib/runtime";
+import { ensureTable } from "../../local/dynamo";
+import { listen } from "../../local/listen";
 import { invoke, issueTestKey, type TestRequest } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
 import { freePort, type RunningProcess, runScript } from "../support/processes";
@@ -247,7 +247,7 @@ describe("npm start's whole output", () => {
     const otherKeys = [issued, revoked.key, generateApiKey("local"), generateApiKey("prod"), neverSeenBeforeOutage];
     const cwd = mkdtempSync(join(tmpdir(), "petstore-secrets-"));
     folders.push(cwd);
-    const server = runScript("infra/local/main.ts", [], {
+    const server = runScript("local/main.ts", [], {
       cwd,
       env: {
         PORT: String(await freePort()),

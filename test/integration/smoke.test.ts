@@ -1,11 +1,11 @@
 /** The smoke command against the local server: it passes on a healthy stage and notices a broken one. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSmoke } from "../../infra/cli/smoke";
 import { generateApiKey } from "../../lib/auth/apiKeys";
+import { runSmoke } from "../../scripts/smoke";
 import { issueTestKey, startTestApi } from "../support/api";
 import { projectRoot, runToEnd } from "../support/processes";
 
-const SMOKE = "infra/cli/smoke.ts";
+const SMOKE = "scripts/smoke.ts";
 let api: Awaited<ReturnType<typeof startTestApi>>;
 let key: string;
 

@@ -3,7 +3,7 @@
  * against the OpenAPI document finds no mismatch.
  *
  * Traffic is recorded over HTTP from the local server (`npm start`'s server on this file's table):
- * the smoke checks of infra/cli/smoke.ts run with a recording `fetch`, then a deliberate set of
+ * the smoke checks of scripts/smoke.ts run with a recording `fetch`, then a deliberate set of
  * requests covers every operation and every status the server can be made to answer here. Each
  * recorded exchange is then replayed through openapi-backend (not our own ajv validator,
  * test/support/contract.ts), which matches it to an operation and validates request and response.
@@ -19,12 +19,12 @@
 import { randomUUID } from "node:crypto";
 import { OpenAPIBackend, type Operation, SetMatchType } from "openapi-backend";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSmoke } from "../../infra/cli/smoke";
-import type { LocalApi } from "../../infra/local/server";
 import { buildOpenApiDocument } from "../../lib/contract/openapi";
 import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
 import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { requestHash } from "../../lib/idempotency/requestHash";
+import type { LocalApi } from "../../local/server";
+import { runSmoke } from "../../scripts/smoke";
 import { issueTestKey, startTestApi } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
 

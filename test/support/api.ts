@@ -4,12 +4,12 @@
  * (./contract.ts): a response the document does not describe fails the test that observed it.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
-import { toProxyEvent } from "../../infra/local/proxyEvent";
-import { startLocalApi } from "../../infra/local/server";
 import { issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
 import { API_BASE_PATH } from "../../lib/routes";
+import { toProxyEvent } from "../../local/proxyEvent";
+import { startLocalApi } from "../../local/server";
 import { assertMatchesContract } from "./contract";
 import { documentClient, tableName } from "./dynamo";
 

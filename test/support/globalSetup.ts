@@ -1,6 +1,6 @@
 /** Starts one in-memory dynalite for the integration run; each test file gets its own table. */
 import type { TestProject } from "vitest/node";
-import { startEmbeddedDynamo } from "../../infra/local/dynamo";
+import { startEmbeddedDynamo } from "../../local/dynamo";
 
 declare module "vitest" {
   export interface ProvidedContext {

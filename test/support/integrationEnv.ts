@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { inject } from "vitest";
-import { ensureTable } from "../../infra/local/dynamo";
+import { ensureTable } from "../../local/dynamo";
 import { rawClient } from "./dynamo";
 
 process.env.DYNAMODB_ENDPOINT = inject("dynamoEndpoint");

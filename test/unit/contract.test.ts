@@ -120,9 +120,9 @@ describe("the OpenAPI document", () => {
     const statuses = (operationId: keyof typeof routes) =>
       Object.keys(operation(operationId).responses as JsonObject).map(Number);
 
-    expect(statuses("listPets")).toEqual([200, 400, 401, 405, 429, 500, 503]);
-    expect(statuses("createPet")).toEqual([201, 400, 401, 405, 409, 413, 415, 422, 429, 500, 503]);
-    expect(statuses("getPet")).toEqual([200, 400, 401, 404, 405, 410, 429, 500, 503]);
+    expect(statuses("listPets")).toEqual([200, 400, 401, 403, 405, 429, 500, 503]);
+    expect(statuses("createPet")).toEqual([201, 400, 401, 403, 405, 409, 413, 415, 422, 429, 500, 503]);
+    expect(statuses("getPet")).toEqual([200, 400, 401, 403, 404, 405, 410, 429, 500, 503]);
   });
 
   it("documents the Idempotency-Key request header on createPet only", () => {

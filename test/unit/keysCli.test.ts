@@ -3,11 +3,11 @@ import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-clo
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, it } from "vitest";
-import { explainFailure, findStageTable, parseKeysArguments, runKeys, UsageError } from "../../infra/cli/keys";
 import { deployedStages, STACK_OUTPUTS } from "../../infra/deployment";
-import { LOCAL_TABLE_NAME } from "../../infra/local/settings";
 import { apiKeyPrefix, hashApiKey } from "../../lib/auth/apiKeys";
 import { itemKeys } from "../../lib/db/table";
+import { LOCAL_TABLE_NAME } from "../../local/settings";
+import { explainFailure, findStageTable, parseKeysArguments, runKeys, UsageError } from "../../scripts/keys";
 
 const cloudFormation = mockClient(CloudFormationClient);
 const dynamo = mockClient(DynamoDBDocumentClient);

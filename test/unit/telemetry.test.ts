@@ -50,6 +50,19 @@ describe("request telemetry", () => {
     expect(lines.join("\n")).not.toContain(key);
   });
 
+  it("logs the client's user agent in the request line as valid JSON, whatever characters it holds", async () => {
+    const key = generateApiKey("local");
+    const { lines, telemetry } = capturedTelemetry();
+    const listPets = createListPets(fakeDependencies(key, { telemetry }));
+    const hostile = 'curl/8 "quoted" \\back\\slash\n{"braces":}\t\u0000 ünï';
+
+    await invoke(listPets, { path: "/pets", headers: { ...bearer(key), "User-Agent": hostile } });
+
+    const [request] = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === "request");
+    for (const line of lines) expect(line).not.toContain("\n");
+    expect(request.userAgent).toBe(hostile);
+  });
+
   it("publishes per-operation metrics in CloudWatch Embedded Metric Format", async () => {
     const key = generateApiKey("local");
     const { lines, telemetry } = capturedTelemetry();

@@ -31,6 +31,7 @@ export function requestTelemetry(
       requestId: request.event.requestContext?.requestId,
       lambdaRequestId: request.context.awsRequestId,
       apiKeyId: request.event.principal?.keyId,
+      userAgent: request.event.requestContext?.identity?.userAgent ?? undefined,
     });
   };
   return {

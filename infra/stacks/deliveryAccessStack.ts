@@ -1,0 +1,172 @@
+/**
+ * What lets GitHub Actions deploy without a long-lived AWS key: the GitHub OIDC identity provider
+ * and, per stage, a deploy role that only a job of this repository running in that stage's GitHub
+ * environment can assume, and that may do nothing but assume the CDK bootstrap roles (which
+ * `cdk diff` and `cdk deploy` use). Optional and outside the stage stacks: `infra/app.ts` adds it
+ * only when the cdk context names the repository (docs/delivery.md, one-time set-up).
+ */
+import { CfnOutput, DefaultStackSynthesizer, Fn, Stack, type StackProps } from "aws-cdk-lib";
+import * as iam from "aws-cdk-lib/aws-iam";
+import type { Construct } from "constructs";
+import { type DeployedStage, deployedStages } from "../deployment";
+
+/** GitHub's token issuer; IAM names the token's claims after it (`<host>:aud`, `<host>:sub`). */
+export const GITHUB_OIDC_HOST = "token.actions.githubusercontent.com";
+/** The audience aws-actions/configure-aws-credentials requests by default. */
+export const GITHUB_OIDC_AUDIENCE = "sts.amazonaws.com";
+
+export const DELIVERY_ACCESS_STACK_NAME = "PetStore-DeliveryAccess";
+
+/** The cdk context keys (`npx cdk deploy PetStore-DeliveryAccess -c githubRepository=owner/repo`). */
+export const DELIVERY_CONTEXT = {
+  githubRepository: "githubRepository",
+  githubOidcProviderArn: "githubOidcProviderArn",
+  /** CDK's own key, also read by the stage stacks' synthesizer. */
+  bootstrapQualifier: "@aws-cdk/core:bootstrapQualifier",
+} as const;
+
+export interface DeliveryAccessConfig {
+  /**
+   * The repository as its OIDC tokens name it in the `sub` claim: `owner/repo`, or for repositories
+   * with immutable subject claims (created or renamed from mid-2026 on, or opted in) the form
+   * with their numeric ids that the repository's OIDC settings show.
+   */
+  readonly githubRepository: string;
+  /** An account has one GitHub OIDC provider: give its ARN when it already exists. */
+  readonly existingOidcProviderArn?: string;
+  /** Qualifier of the `cdk bootstrap` the stages deploy through (default hnb659fds). */
+  readonly bootstrapQualifier: string;
+  /** The stages to make deploy roles for (default: all). */
+  readonly stages: readonly DeployedStage[];
+}
+
+export class DeliveryConfigError extends Error {}
+
+/** GitHub owner and repository names, optionally each with an immutable id; no wildcard, no `:`. */
+const REPOSITORY_PATTERN = /^[A-Za-z0-9-]+(@[0-9]+)?\/[A-Za-z0-9._-]+(@[0-9]+)?$/;
+const OIDC_PROVIDER_ARN_PATTERN =
+  /^arn:aws[a-z-]*:iam::[0-9]{12}:oidc-provider\/token\.actions\.githubusercontent\.com$/;
+/** What `cdk bootstrap --qualifier` accepts. */
+const QUALIFIER_PATTERN = /^[A-Za-z0-9_-]{1,10}$/;
+
+/**
+ * The typed configuration from cdk context, or undefined when no repository is named (then the app
+ * has no delivery stack and synthesises exactly as before).
+ */
+export function deliveryAccessConfigFromContext(
+  tryGetContext: (key: string) => unknown,
+): DeliveryAccessConfig | undefined {
+  const repository = tryGetContext(DELIVERY_CONTEXT.githubRepository);
+  const providerArn = tryGetContext(DELIVERY_CONTEXT.githubOidcProviderArn);
+  if (repository === undefined) {
+    if (providerArn !== undefined) {
+      throw new DeliveryConfigError(
+        `${DELIVERY_CONTEXT.githubOidcProviderArn} is set but ${DELIVERY_CONTEXT.githubRepository} is not: name the repository too (-c ${DELIVERY_CONTEXT.githubRepository}=owner/repo).`,
+      );
+    }
+    return undefined;
+  }
+  if (typeof repository !== "string" || !REPOSITORY_PATTERN.test(repository)) {
+    throw new DeliveryConfigError(
+      `${DELIVERY_CONTEXT.githubRepository} must be owner/repo as the OIDC sub claim names it, not ${JSON.stringify(repository)}.`,
+    );
+  }
+  if (providerArn !== undefined && (typeof providerArn !== "string" || !OIDC_PROVIDER_ARN_PATTERN.test(providerArn))) {
+    throw new DeliveryConfigError(
+      `${DELIVERY_CONTEXT.githubOidcProviderArn} must be the ARN of an IAM OIDC provider for ${GITHUB_OIDC_HOST}, not ${JSON.stringify(providerArn)}.`,
+    );
+  }
+  const qualifier = tryGetContext(DELIVERY_CONTEXT.bootstrapQualifier) ?? DefaultStackSynthesizer.DEFAULT_QUALIFIER;
+  if (typeof qualifier !== "string" || !QUALIFIER_PATTERN.test(qualifier)) {
+    throw new DeliveryConfigError(
+      `${DELIVERY_CONTEXT.bootstrapQualifier} must be a cdk bootstrap qualifier (1 to 10 letters, digits, - or _), not ${JSON.stringify(qualifier)}.`,
+    );
+  }
+  return {
+    githubRepository: repository,
+    ...(providerArn === undefined ? {} : { existingOidcProviderArn: providerArn }),
+    bootstrapQualifier: qualifier,
+    stages: Object.values(deployedStages),
+  };
+}
+
+/**
+ * The `sub` claim of a job that runs in a GitHub environment:
+ * `repo:ORG-NAME/REPO-NAME:environment:ENVIRONMENT-NAME`
+ * (https://docs.github.com/en/actions/reference/security/oidc#filtering-for-a-specific-environment).
+ * A job with an environment carries this subject whatever branch or event started it.
+ */
+export function githubEnvironmentSubject(repository: string, environment: string): string {
+  return `repo:${repository}:environment:${environment}`;
+}
+
+/**
+ * The roles `cdk bootstrap` creates and the CDK CLI assumes to deploy (CloudFormation), publish
+ * assets (S3, ECR) and look things up, in the account and region this stack is deployed to. The
+ * CloudFormation execution role is not among them: only CloudFormation assumes it.
+ */
+function bootstrapRoleArns(qualifier: string): string[] {
+  return [
+    DefaultStackSynthesizer.DEFAULT_DEPLOY_ROLE_ARN,
+    DefaultStackSynthesizer.DEFAULT_FILE_ASSET_PUBLISHING_ROLE_ARN,
+    DefaultStackSynthesizer.DEFAULT_IMAGE_ASSET_PUBLISHING_ROLE_ARN,
+    DefaultStackSynthesizer.DEFAULT_LOOKUP_ROLE_ARN,
+  ].map((template) => Fn.sub(template.replaceAll(`\${Qualifier}`, qualifier)));
+}
+
+export interface DeliveryAccessStackProps extends StackProps {
+  readonly config: DeliveryAccessConfig;
+}
+
+export class DeliveryAccessStack extends Stack {
+  /** One per stage, by GitHub environment name. */
+  readonly deployRoles: ReadonlyMap<string, iam.Role>;
+
+  constructor(scope: Construct, id: string, props: DeliveryAccessStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+
+    // IAM no longer needs a certificate thumbprint for GitHub's issuer: it verifies the issuer's TLS
+    // certificate against its own trusted CAs (IAM API reference, UpdateOpenIDConnectProviderThumbprint:
+    // https://docs.aws.amazon.com/IAM/latest/APIReference/API_UpdateOpenIDConnectProviderThumbprint.html;
+    // https://github.com/aws-actions/configure-aws-credentials/issues/763). The native resource
+    // needs no custom-resource Lambda function.
+    const provider = config.existingOidcProviderArn
+      ? iam.OidcProviderNative.fromOidcProviderArn(this, "GitHubOidcProvider", config.existingOidcProviderArn)
+      : new iam.OidcProviderNative(this, "GitHubOidcProvider", {
+          url: `https://${GITHUB_OIDC_HOST}`,
+          clientIds: [GITHUB_OIDC_AUDIENCE],
+        });
+
+    const roles = new Map<string, iam.Role>();
+    for (const stage of config.stages) {
+      const role = new iam.Role(this, `${stage.id}DeployRole`, {
+        description: `GitHub Actions deploys of ${stage.stackName} from ${config.githubRepository}, environment ${stage.githubEnvironment}`,
+        // Exact matches only: the audience configure-aws-credentials asks for, and this
+        // repository's jobs in this one environment.
+        assumedBy: new iam.WebIdentityPrincipal(provider.oidcProviderArn, {
+          StringEquals: {
+            [`${GITHUB_OIDC_HOST}:aud`]: GITHUB_OIDC_AUDIENCE,
+            [`${GITHUB_OIDC_HOST}:sub`]: githubEnvironmentSubject(config.githubRepository, stage.githubEnvironment),
+          },
+        }),
+        inlinePolicies: {
+          AssumeCdkBootstrapRoles: new iam.PolicyDocument({
+            statements: [
+              new iam.PolicyStatement({
+                actions: ["sts:AssumeRole"],
+                resources: bootstrapRoleArns(config.bootstrapQualifier),
+              }),
+            ],
+          }),
+        },
+      });
+      roles.set(stage.githubEnvironment, role);
+      new CfnOutput(this, `${stage.id}DeployRoleArn`, {
+        value: role.roleArn,
+        description: `Variable AWS_DEPLOY_ROLE_ARN of the GitHub environment ${stage.githubEnvironment}`,
+      });
+    }
+    this.deployRoles = roles;
+  }
+}

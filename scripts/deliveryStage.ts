@@ -1,0 +1,91 @@
+/**
+ * `tsx scripts/deliveryStage.ts <github-environment> [--outputs-file FILE]`: what the deploy workflow
+ * (.github/workflows/deploy-stage.yml) needs to know about the stage a GitHub environment deploys,
+ * as `name=value` lines for $GITHUB_OUTPUT:
+ *   stage, selector (`Staging/*`), stack-name (`Staging-PetStore`), and with --outputs-file (written
+ *   by `cdk deploy --outputs-file`) base-url, the stage's BaseUrl output.
+ * The names come from infra/deployment.ts, so the workflow spells none of them.
+ */
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { type DeployedStage, deployedStages, STACK_OUTPUTS } from "../infra/deployment";
+
+export class DeliveryStageError extends Error {}
+
+const usage = "Usage: tsx scripts/deliveryStage.ts <github-environment> [--outputs-file FILE]";
+
+export function stageOfEnvironment(environment: string): DeployedStage {
+  const stage = Object.values(deployedStages).find((candidate) => candidate.githubEnvironment === environment);
+  if (!stage) {
+    const known = Object.values(deployedStages).map((candidate) => candidate.githubEnvironment);
+    throw new DeliveryStageError(
+      `GitHub environment "${environment}" deploys no stage; expected one of ${known.join(", ")} (infra/deployment.ts).`,
+    );
+  }
+  return stage;
+}
+
+/** The stage's base URL from the JSON `cdk deploy --outputs-file` writes: `{ stackName: { OutputKey: value } }`. */
+export function baseUrlFromOutputs(outputsJson: string, stage: DeployedStage, fileName: string): string {
+  let outputs: unknown;
+  try {
+    outputs = JSON.parse(outputsJson);
+  } catch {
+    throw new DeliveryStageError(`${fileName} is not JSON; expected the file cdk deploy --outputs-file writes.`);
+  }
+  const stackOutputs = (outputs as Record<string, unknown> | null)?.[stage.stackName];
+  if (typeof stackOutputs !== "object" || stackOutputs === null) {
+    throw new DeliveryStageError(`${fileName} has no outputs of stack ${stage.stackName}: was it deployed?`);
+  }
+  const baseUrl = (stackOutputs as Record<string, unknown>)[STACK_OUTPUTS.baseUrl];
+  // Also keeps the line a single `name=value` pair for $GITHUB_OUTPUT.
+  if (typeof baseUrl !== "string" || !URL.canParse(baseUrl) || new URL(baseUrl).protocol !== "https:") {
+    throw new DeliveryStageError(
+      `Stack ${stage.stackName} in ${fileName} has no https ${STACK_OUTPUTS.baseUrl} output (got ${JSON.stringify(baseUrl)}).`,
+    );
+  }
+  return baseUrl;
+}
+
+function parseDeliveryStageArguments(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], options: { "outputs-file": { type: "string" } }, allowPositionals: true });
+  } catch (error) {
+    throw new DeliveryStageError(`${(error as Error).message}\n${usage}`);
+  }
+}
+
+/** The `name=value` lines for $GITHUB_OUTPUT. */
+export function deliveryStageLines(argv: readonly string[], readFile: (path: string) => string): string[] {
+  const parsed = parseDeliveryStageArguments(argv);
+  const [environment, ...rest] = parsed.positionals;
+  if (!environment || rest.length > 0) throw new DeliveryStageError(usage);
+  const stage = stageOfEnvironment(environment);
+  const lines = [`stage=${stage.stage}`, `selector=${stage.id}/*`, `stack-name=${stage.stackName}`];
+  const outputsFile = parsed.values["outputs-file"];
+  if (outputsFile !== undefined) {
+    let text: string;
+    try {
+      text = readFile(outputsFile);
+    } catch {
+      throw new DeliveryStageError(
+        `Cannot read ${outputsFile}: run cdk deploy with --outputs-file ${outputsFile} first.`,
+      );
+    }
+    lines.push(`base-url=${baseUrlFromOutputs(text, stage, outputsFile)}`);
+  }
+  return lines;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  try {
+    for (const line of deliveryStageLines(process.argv.slice(2), (path) => readFileSync(path, "utf8"))) {
+      console.log(line);
+    }
+  } catch (error) {
+    if (!(error instanceof DeliveryStageError)) throw error;
+    console.error(error.message);
+    process.exitCode = 1;
+  }
+}

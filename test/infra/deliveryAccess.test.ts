@@ -1,0 +1,259 @@
+/**
+ * The GitHub Actions deploy roles (infra/stacks/deliveryAccessStack.ts), synthesised through the
+ * real app entry with cdk context, as `npx cdk deploy PetStore-DeliveryAccess -c …` does. Without
+ * stage stacks, so no function is bundled. Expected values are written out from GitHub's and the
+ * CDK bootstrap's documented formats, not taken from the code under test.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as iam from "aws-cdk-lib/aws-iam";
+import { describe, expect, it } from "vitest";
+import { buildApp } from "../../infra/app";
+import { deployedStages } from "../../infra/deployment";
+import {
+  DELIVERY_ACCESS_STACK_NAME,
+  DeliveryAccessStack,
+  DeliveryConfigError,
+  deliveryAccessConfigFromContext,
+} from "../../infra/stacks/deliveryAccessStack";
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+type Template = { Resources: Record<string, Resource>; Outputs: Record<string, { Value: unknown }> };
+
+const repository = "octo-org/pets";
+const existingProviderArn = "arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com";
+
+function synthesizeDeliveryAccess(context: Record<string, unknown>, change?: (stack: DeliveryAccessStack) => void) {
+  const outdir = mkdtempSync(join(tmpdir(), "cdk-delivery-"));
+  const { app } = buildApp({ stages: [], outdir, context });
+  const stack = app.node.tryFindChild(DELIVERY_ACCESS_STACK_NAME);
+  if (!(stack instanceof DeliveryAccessStack)) throw new Error("no delivery access stack");
+  change?.(stack);
+  let failure: unknown;
+  try {
+    app.synth();
+  } catch (error) {
+    failure = error;
+  }
+  const template = () =>
+    JSON.parse(readFileSync(join(outdir, `${DELIVERY_ACCESS_STACK_NAME}.template.json`), "utf8")) as Template;
+  return { failure, stack, template };
+}
+
+function resourcesOfType(template: Template, type: string): [string, Resource][] {
+  return Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+}
+
+function deployRoleOf(template: Template, stageId: string): [string, Resource] {
+  const roles = resourcesOfType(template, "AWS::IAM::Role").filter(([logicalId]) =>
+    logicalId.startsWith(`${stageId}DeployRole`),
+  );
+  expect(roles).toHaveLength(1);
+  return roles[0] as [string, Resource];
+}
+
+const bootstrapRole = (qualifier: string, kind: string) => ({
+  "Fn::Sub": `arn:\${AWS::Partition}:iam::\${AWS::AccountId}:role/cdk-${qualifier}-${kind}-role-\${AWS::AccountId}-\${AWS::Region}`,
+});
+
+describe("delivery access stack: only with configuration", () => {
+  it("is not part of the app when the context names no repository, so a plain synth is unchanged", () => {
+    const { app, stages } = buildApp({ stages: [] });
+
+    expect(stages).toEqual([]);
+    expect(app.node.tryFindChild(DELIVERY_ACCESS_STACK_NAME)).toBeUndefined();
+    expect(app.node.children.filter((child) => child instanceof DeliveryAccessStack)).toEqual([]);
+  });
+
+  it("is added under its own name when the context names the repository", () => {
+    const { stack } = synthesizeDeliveryAccess({ githubRepository: repository });
+
+    expect(stack.stackName).toBe("PetStore-DeliveryAccess");
+  });
+});
+
+describe("delivery access stack: GitHub's OIDC provider", () => {
+  const { template } = synthesizeDeliveryAccess({ githubRepository: repository });
+
+  it("creates the provider for GitHub's issuer and the STS audience, with no thumbprint", () => {
+    const providers = resourcesOfType(template(), "AWS::IAM::OIDCProvider");
+
+    expect(providers).toHaveLength(1);
+    expect(providers[0]?.[1].Properties).toEqual({
+      Url: "https://token.actions.githubusercontent.com",
+      ClientIdList: ["sts.amazonaws.com"],
+    });
+  });
+
+  it("uses an existing provider instead when its ARN is given (an account has only one)", () => {
+    const existing = synthesizeDeliveryAccess({
+      githubRepository: repository,
+      githubOidcProviderArn: existingProviderArn,
+    }).template();
+
+    expect(resourcesOfType(existing, "AWS::IAM::OIDCProvider")).toEqual([]);
+    for (const stage of Object.values(deployedStages)) {
+      const [, role] = deployRoleOf(existing, stage.id);
+      const document = role.Properties.AssumeRolePolicyDocument as { Statement: { Principal: unknown }[] };
+      expect(document.Statement.map((statement) => statement.Principal)).toEqual([{ Federated: existingProviderArn }]);
+    }
+  });
+});
+
+describe("delivery access stack: one deploy role per stage", () => {
+  const { template, failure } = synthesizeDeliveryAccess({ githubRepository: repository });
+
+  it("holds nothing but the provider and one role per stage", () => {
+    const types = Object.values(template().Resources).map((resource) => resource.Type);
+
+    expect(types.sort()).toEqual(["AWS::IAM::OIDCProvider", "AWS::IAM::Role", "AWS::IAM::Role"]);
+  });
+
+  for (const stage of Object.values(deployedStages)) {
+    it(`${stage.id}: trusts only this repository's jobs in the GitHub environment ${stage.githubEnvironment}, for the STS audience`, () => {
+      const [, role] = deployRoleOf(template(), stage.id);
+      const [providerId] = resourcesOfType(template(), "AWS::IAM::OIDCProvider")[0] ?? [];
+
+      expect(role.Properties.AssumeRolePolicyDocument).toEqual({
+        Version: "2012-10-17",
+        Statement: [
+          {
+            Effect: "Allow",
+            Action: "sts:AssumeRoleWithWebIdentity",
+            Principal: { Federated: { Ref: providerId } },
+            Condition: {
+              StringEquals: {
+                "token.actions.githubusercontent.com:aud": "sts.amazonaws.com",
+                "token.actions.githubusercontent.com:sub": `repo:octo-org/pets:environment:${stage.githubEnvironment}`,
+              },
+            },
+          },
+        ],
+      });
+    });
+
+    it(`${stage.id}: may only assume the CDK bootstrap roles (deploy, publishing, lookup) of its account and region`, () => {
+      const [, role] = deployRoleOf(template(), stage.id);
+
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      expect(role.Properties.PermissionsBoundary).toBeUndefined();
+      expect(role.Properties.Policies).toEqual([
+        {
+          PolicyName: "AssumeCdkBootstrapRoles",
+          PolicyDocument: {
+            Version: "2012-10-17",
+            Statement: [
+              {
+                Effect: "Allow",
+                Action: "sts:AssumeRole",
+                Resource: [
+                  bootstrapRole("hnb659fds", "deploy"),
+                  bootstrapRole("hnb659fds", "file-publishing"),
+                  bootstrapRole("hnb659fds", "image-publishing"),
+                  bootstrapRole("hnb659fds", "lookup"),
+                ],
+              },
+            ],
+          },
+        },
+      ]);
+    });
+
+    it(`${stage.id}: its ARN is a stack output, to set as the environment's AWS_DEPLOY_ROLE_ARN`, () => {
+      const [logicalId] = deployRoleOf(template(), stage.id);
+
+      expect(template().Outputs[`${stage.id}DeployRoleArn`]?.Value).toEqual({ "Fn::GetAtt": [logicalId, "Arn"] });
+    });
+  }
+
+  it("names the bootstrap roles of the qualifier the cdk context gives", () => {
+    const qualified = synthesizeDeliveryAccess({
+      githubRepository: repository,
+      "@aws-cdk/core:bootstrapQualifier": "pets01",
+    }).template();
+
+    const [, role] = deployRoleOf(qualified, deployedStages.prod.id);
+    const [policy] = role.Properties.Policies as { PolicyDocument: { Statement: { Resource: unknown }[] } }[];
+    expect(policy?.PolicyDocument.Statement[0]?.Resource).toEqual([
+      bootstrapRole("pets01", "deploy"),
+      bootstrapRole("pets01", "file-publishing"),
+      bootstrapRole("pets01", "image-publishing"),
+      bootstrapRole("pets01", "lookup"),
+    ]);
+  });
+
+  it("matches the repository exactly as given, including the immutable-id form of newer repositories", () => {
+    const immutable = synthesizeDeliveryAccess({ githubRepository: "octo-org@123456/pets@456789" }).template();
+
+    const [, role] = deployRoleOf(immutable, deployedStages.staging.id);
+    expect(JSON.stringify(role.Properties.AssumeRolePolicyDocument)).toContain(
+      '"token.actions.githubusercontent.com:sub":"repo:octo-org@123456/pets@456789:environment:staging"',
+    );
+  });
+
+  it("passes cdk-nag (AwsSolutions, Serverless) with nothing acknowledged", () => {
+    expect(failure).toBeUndefined();
+  });
+
+  it("is checked by cdk-nag: a managed policy on a deploy role fails synth", () => {
+    const widened = synthesizeDeliveryAccess({ githubRepository: repository }, (stack) => {
+      stack.deployRoles
+        .get("staging")
+        ?.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName("AdministratorAccess"));
+    });
+
+    expect(String(widened.failure)).toContain("AwsSolutions-IAM4");
+  });
+});
+
+describe("delivery access configuration from cdk context", () => {
+  const configFrom = (context: Record<string, unknown>) => () => deliveryAccessConfigFromContext((key) => context[key]);
+
+  it.each([
+    ["a wildcard", "octo-org/*"],
+    ["a whole owner", "octo-org"],
+    ["a subject suffix", "octo-org/pets:ref:refs/heads/main"],
+    ["an empty name", ""],
+    ["a URL", "https://github.com/octo-org/pets"],
+  ])("refuses a repository that is %s, which would not match or would widen the trust", (_, githubRepository) => {
+    expect(configFrom({ githubRepository })).toThrow(DeliveryConfigError);
+    expect(configFrom({ githubRepository })).toThrow(/githubRepository must be owner\/repo/);
+  });
+
+  it("refuses a provider ARN that is not GitHub's issuer", () => {
+    expect(
+      configFrom({
+        githubRepository: repository,
+        githubOidcProviderArn: "arn:aws:iam::123456789012:oidc-provider/accounts.google.com",
+      }),
+    ).toThrow(/githubOidcProviderArn must be the ARN of an IAM OIDC provider for token.actions.githubusercontent.com/);
+  });
+
+  it("refuses a provider ARN without a repository rather than ignoring it", () => {
+    expect(configFrom({ githubOidcProviderArn: existingProviderArn })).toThrow(/name the repository too/);
+  });
+
+  it("refuses a bootstrap qualifier cdk bootstrap would not accept", () => {
+    expect(configFrom({ githubRepository: repository, "@aws-cdk/core:bootstrapQualifier": "a*b" })).toThrow(
+      /bootstrapQualifier must be a cdk bootstrap qualifier/,
+    );
+  });
+
+  it("makes a deploy role for every deployed stage by default", () => {
+    expect(configFrom({ githubRepository: repository })()?.stages).toEqual(Object.values(deployedStages));
+  });
+
+  it("cdk synth with a bad repository prints one readable line and fails", () => {
+    const result = spawnSync(process.execPath, ["--import", "tsx", "infra/app.ts"], {
+      encoding: "utf8",
+      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ githubRepository: "octo-org/*" }) },
+    });
+
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      'githubRepository must be owner/repo as the OIDC sub claim names it, not "octo-org/*".',
+    );
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * Deploy safety: stages pinned to the configured account and region, the account stack that owns
+ * API Gateway's account-wide setting, termination protection and the recommended feature flags.
+ * Bundling is skipped here (no stack needs its functions' code to be judged).
+ */
+import { readFileSync } from "node:fs";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ACCOUNT_STACK_NAME, AccountStack } from "../../infra/stacks/accountStack";
+import { CONTROL_TOWER_PLUGIN } from "../../infra/stacks/controlTower";
+import { cdkJsonContext, synthesizedStages } from "./app";
+
+const noBundling = { "aws:cdk:bundling-stacks": [] };
+const sharedAccount = {
+  ...noBundling,
+  "staging:account": "111111111111",
+  "staging:region": "eu-west-1",
+  "prod:account": "111111111111",
+  "prod:region": "eu-west-1",
+};
+
+let shared: ReturnType<typeof synthesizedStages>;
+let separate: ReturnType<typeof synthesizedStages>;
+
+beforeAll(() => {
+  shared = synthesizedStages({ context: sharedAccount });
+  // Production's account from the environment, as a CI job would set it.
+  separate = synthesizedStages({
+    context: { ...noBundling, "staging:account": "111111111111", "staging:region": "eu-west-1" },
+    environment: { PETSTORE_PROD_ACCOUNT: "222222222222", PETSTORE_PROD_REGION: "us-east-2" },
+  });
+});
+
+const accountStacksOf = (synth: ReturnType<typeof synthesizedStages>) =>
+  synth.app.node.children.filter((child): child is AccountStack => child instanceof AccountStack);
+
+describe("deploy safety", () => {
+  it("pins each stage's stack to the account and region configured for it", () => {
+    const environments = Object.fromEntries(
+      separate.stages.map((stage) => [stage.node.id, `${stage.stack.account}/${stage.stack.region}`]),
+    );
+
+    expect(environments).toEqual({ Staging: "111111111111/eu-west-1", Production: "222222222222/us-east-2" });
+  });
+
+  it("tells the CDK CLI which account each stack belongs to, so credentials for another are refused", () => {
+    const manifest = separate.app.synth().manifest;
+    const environments = Object.values(manifest.artifacts ?? {})
+      .filter((artifact) => artifact.type === "aws:cloudformation:stack")
+      .map((artifact) => artifact.environment)
+      .sort();
+
+    // The nested stage assemblies hold the stage stacks; the app's own holds the account stacks.
+    expect(environments).toEqual(["aws://111111111111/eu-west-1", "aws://222222222222/us-east-2"]);
+    for (const stage of separate.stages) {
+      const stageArtifacts = Object.values(stage.synth().manifest.artifacts ?? {}).filter(
+        (artifact) => artifact.type === "aws:cloudformation:stack",
+      );
+      expect(stageArtifacts.map((artifact) => artifact.environment)).toEqual([
+        `aws://${stage.stack.account}/${stage.stack.region}`,
+      ]);
+    }
+  });
+
+  it("passes the Control Tower checks with nothing but Lambda-in-VPC acknowledged once stages are pinned", () => {
+    const acknowledged = shared.app.node
+      .findAll()
+      .flatMap((construct) =>
+        construct.node.metadata
+          .filter((entry) => entry.type === "aws:cdk:acknowledged-rules")
+          .flatMap((entry) => Object.keys(entry.data as Record<string, string>)),
+      )
+      .filter((id) => id.startsWith(`${CONTROL_TOWER_PLUGIN}::`));
+    const permissions = shared.stages.flatMap((stage) =>
+      Object.values(Template.fromStack(stage.stack).findResources("AWS::Lambda::Permission")),
+    );
+
+    expect(shared.failure).toBeUndefined();
+    expect(new Set(acknowledged)).toEqual(new Set([`${CONTROL_TOWER_PLUGIN}::lambda_inside_vpc_check`]));
+    expect(permissions.length).toBeGreaterThan(0);
+    for (const permission of permissions) expect(permission.Properties.SourceAccount).toBe("111111111111");
+  });
+
+  it("owns API Gateway's CloudWatch role once per account and region: one account stack when stages share one", () => {
+    const [accountStack, ...others] = accountStacksOf(shared);
+    if (!accountStack) throw new Error("no account stack");
+    const template = Template.fromStack(accountStack);
+    const [roleId] = Object.keys(template.findResources("AWS::IAM::Role"));
+
+    expect(others).toEqual([]);
+    expect(accountStack.node.id).toBe(ACCOUNT_STACK_NAME);
+    expect(accountStack.stackName).toBe(ACCOUNT_STACK_NAME);
+    expect(`${accountStack.account}/${accountStack.region}`).toBe("111111111111/eu-west-1");
+    expect(accountStack.terminationProtection).toBe(true);
+    template.hasResource("AWS::ApiGateway::Account", {
+      Properties: { CloudWatchRoleArn: { "Fn::GetAtt": [roleId, "Arn"] } },
+      DeletionPolicy: "Retain",
+    });
+    template.hasResource("AWS::IAM::Role", {
+      Properties: {
+        AssumeRolePolicyDocument: {
+          Statement: [Match.objectLike({ Principal: { Service: "apigateway.amazonaws.com" } })],
+        },
+      },
+      DeletionPolicy: "Retain",
+    });
+    for (const stage of shared.stages) Template.fromStack(stage.stack).resourceCountIs("AWS::ApiGateway::Account", 0);
+  });
+
+  it("makes one account stack per account and region when the stages are in different ones", () => {
+    const stacks = accountStacksOf(separate).map((stack) => ({
+      id: stack.node.id,
+      name: stack.stackName,
+      environment: `${stack.account}/${stack.region}`,
+    }));
+
+    expect(stacks).toEqual([
+      {
+        id: `${ACCOUNT_STACK_NAME}-111111111111-eu-west-1`,
+        name: ACCOUNT_STACK_NAME,
+        environment: "111111111111/eu-west-1",
+      },
+      {
+        id: `${ACCOUNT_STACK_NAME}-222222222222-us-east-2`,
+        name: ACCOUNT_STACK_NAME,
+        environment: "222222222222/us-east-2",
+      },
+    ]);
+  });
+
+  it("protects production, and only production, against stack deletion", () => {
+    const protection = Object.fromEntries(
+      shared.stages.map((stage) => [stage.node.id, stage.stack.terminationProtection]),
+    );
+
+    expect(protection).toEqual({ Staging: false, Production: true });
+  });
+
+  it("sets every feature flag aws-cdk-lib recommends, to the recommended value (cdk.json)", () => {
+    const recommended = JSON.parse(
+      readFileSync(new URL("../../node_modules/aws-cdk-lib/recommended-feature-flags.json", import.meta.url), "utf8"),
+    ) as Record<string, unknown>;
+
+    expect(Object.keys(recommended).length).toBeGreaterThan(50);
+    for (const [flag, value] of Object.entries(recommended)) {
+      expect(cdkJsonContext[flag], flag).toEqual(value);
+    }
+  });
+});

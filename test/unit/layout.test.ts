@@ -1,0 +1,52 @@
+/**
+ * The folder layout is the architecture (docs/architecture.md): product code never reaches into the
+ * tooling, so a Lambda bundle holds only product code and `cdk synth` loads nothing but infra/.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const folders = ["functions", "lib", "infra", "local", "scripts", "test"] as const;
+type Folder = (typeof folders)[number];
+
+const mayImport: Record<Folder, readonly Folder[]> = {
+  functions: ["functions", "lib"],
+  lib: ["lib"],
+  infra: ["infra", "lib"],
+  local: ["local", "lib", "functions"],
+  scripts: ["scripts", "lib", "functions", "local", "infra"],
+  test: ["test", "lib", "functions", "local", "scripts", "infra"],
+};
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(join(root, folder), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && /\.(ts|mjs|js)$/.test(entry.name))
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** Relative specifiers of static imports, dynamic imports and re-exports. */
+function relativeImports(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/(?:from\s*|import\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g)].map((match) => match[1] as string);
+}
+
+const topFolder = (file: string) => relative(root, file).split("/")[0] as string;
+
+describe("layout", () => {
+  it.each(folders)("%s/ imports only from the folders it may", (folder) => {
+    const crossings = sourceFiles(folder).flatMap((file) =>
+      relativeImports(file)
+        .map((specifier) => topFolder(resolve(dirname(file), specifier)))
+        .filter((target) => !(mayImport[folder] as readonly string[]).includes(target))
+        .map((target) => `${relative(root, file)} imports from ${target}/`),
+    );
+    expect(crossings).toEqual([]);
+  });
+
+  it("finds the imports it checks (the check is not vacuous)", () => {
+    const imports = sourceFiles("functions").flatMap(relativeImports);
+    expect(imports.some((specifier) => specifier.startsWith("../lib/"))).toBe(true);
+  });
+});
