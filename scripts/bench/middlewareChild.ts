@@ -1,6 +1,6 @@
 /**
  * The middleware measurement in a process of its own, for another Node than the bench's: run as
- * `<node> --import tsx infra/bench/middlewareChild.ts <iterations> <warm-up>` (the same loader
+ * `<node> --import tsx scripts/bench/middlewareChild.ts <iterations> <warm-up>` (the same loader
  * the bench itself runs under), it prints the result as one JSON line.
  */
 import { measureMiddlewareOverhead } from "./middleware";
