@@ -16,10 +16,12 @@ export const createPetOperation =
   async (event) => {
     const key = parseIdempotencyKey(event.headers, event.multiValueHeaders);
     assertMatches(newPetSchema, event.body, "body");
-    const { pet, replayed } = await createPetForRequest(deps, event.body as NewPet, {
-      apiKeyId: event.principal?.keyId,
-      key,
-    });
+    const { pet, replayed } = await createPetForRequest(
+      deps,
+      event.body as NewPet,
+      { apiKeyId: event.principal?.keyId, key },
+      event.deadline,
+    );
     return {
       statusCode: 201,
       headers: {

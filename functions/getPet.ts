@@ -7,7 +7,7 @@ import { runtimeDependencies } from "../lib/runtime";
 
 export const getPetOperation =
   (deps: Dependencies): Operation =>
-  async (event) => ({ statusCode: 200, body: await getPet(deps.pets, parsePetId(event)) });
+  async (event) => ({ statusCode: 200, body: await getPet(deps.pets, parsePetId(event), event.deadline) });
 
 export const createHandler = (deps: Dependencies) => apiHandler(routes.getPet, deps, getPetOperation(deps));
 

@@ -9,7 +9,7 @@ export const listPetsOperation =
   (deps: Dependencies): Operation =>
   async (event) => {
     const query = parseListPetsQuery(event);
-    const { pets, nextCursor } = await listPets(deps.pets, query);
+    const { pets, nextCursor } = await listPets(deps.pets, query, event.deadline);
     const headers: Record<string, string> = {};
     if (nextCursor) {
       const next = new URLSearchParams({ limit: String(query.limit) });

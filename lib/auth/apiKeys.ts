@@ -6,6 +6,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { StageName } from "../config";
+import type { Deadline } from "../db/deadline";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const SECRET_LENGTH = 43;
@@ -74,7 +75,8 @@ export interface ApiKeyRecord {
 }
 
 export interface ApiKeyStore {
-  findByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  /** `deadline`: the request's, when a request looks the key up (lib/db/deadline.ts). */
+  findByHash(keyHash: string, deadline?: Deadline): Promise<ApiKeyRecord | undefined>;
   save(record: ApiKeyRecord): Promise<void>;
   list(): Promise<ApiKeyRecord[]>;
   /** Marks the key revoked; returns false when no key has that id. */

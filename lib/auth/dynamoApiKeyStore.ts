@@ -6,6 +6,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import type { Deadline } from "../db/deadline";
 import { storeCall } from "../db/storeErrors";
 import { itemKeys } from "../db/table";
 import type { ApiKeyRecord, ApiKeyStore } from "./apiKeys";
@@ -26,15 +27,17 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     private readonly tableName: string,
   ) {}
 
-  async findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    const result = await storeCall(() =>
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.apiKey(keyHash) })),
+  async findByHash(keyHash: string, deadline?: Deadline): Promise<ApiKeyRecord | undefined> {
+    const result = await storeCall(
+      (options) =>
+        this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.apiKey(keyHash) }), options),
+      deadline,
     );
     return result.Item ? toRecord(result.Item) : undefined;
   }
 
   async save(record: ApiKeyRecord): Promise<void> {
-    await storeCall(() =>
+    await storeCall((options) =>
       this.client.send(
         new PutCommand({
           TableName: this.tableName,
@@ -47,6 +50,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
           },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
+        options,
       ),
     );
   }
@@ -55,7 +59,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     const records: ApiKeyRecord[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
-      const result = await storeCall(() =>
+      const result = await storeCall((options) =>
         this.client.send(
           new QueryCommand({
             TableName: this.tableName,
@@ -63,6 +67,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
             ExpressionAttributeValues: { ":pk": itemKeys.apiKeyPartition },
             ExclusiveStartKey: startKey,
           }),
+          options,
         ),
       );
       records.push(...(result.Items ?? []).map(toRecord));
@@ -75,7 +80,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     const record = (await this.list()).find((candidate) => candidate.keyId === keyId);
     if (!record) return false;
     try {
-      await storeCall(() =>
+      await storeCall((options) =>
         this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
@@ -84,6 +89,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
             ConditionExpression: "attribute_exists(pk)",
             ExpressionAttributeValues: { ":at": at.toISOString() },
           }),
+          options,
         ),
       );
       return true;

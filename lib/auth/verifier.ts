@@ -1,4 +1,5 @@
 import type { StageName } from "../config";
+import type { Deadline } from "../db/deadline";
 import { type ApiKeyStore, hasApiKeyShape, hashApiKey, type Principal } from "./apiKeys";
 
 /** How long a lookup is reused. Half the promised 60 s for revocation to take effect. */
@@ -7,7 +8,7 @@ const MAX_CACHED_KEYS = 10_000;
 
 export interface ApiKeyVerifier {
   /** The key's principal, or undefined when the key is unknown, revoked or malformed. */
-  verify(token: string): Promise<Principal | undefined>;
+  verify(token: string, deadline?: Deadline): Promise<Principal | undefined>;
 }
 
 /**
@@ -21,12 +22,12 @@ export function createApiKeyVerifier(
 ): ApiKeyVerifier {
   const cache = new Map<string, { principal: Principal | undefined; expiresAt: number }>();
   return {
-    async verify(token) {
+    async verify(token, deadline) {
       if (!hasApiKeyShape(token, stage)) return undefined;
       const keyHash = hashApiKey(token);
       const cached = cache.get(keyHash);
       if (cached && cached.expiresAt > now()) return cached.principal;
-      const record = await store.findByHash(keyHash);
+      const record = await store.findByHash(keyHash, deadline);
       const principal = record && !record.revokedAt ? { keyId: record.keyId } : undefined;
       cache.delete(keyHash);
       if (cache.size >= MAX_CACHED_KEYS) {

@@ -11,8 +11,8 @@ export interface DynamoClientOptions {
  * infra/config.ts) and the caller answers 503 instead of the function being killed mid-request.
  * One call's worst case: 3 attempts of at most 0.5 s to connect and 1.5 s without an answer,
  * plus the SDK's back-off between them (standard mode, full jitter; throttling starts at 1 s and
- * doubles, so at most 1 s + 2 s), about 9 s. A request that makes several slow calls is cut off
- * by Middy's early timeout response (lib/http/apiHandler.ts), also a 503.
+ * doubles, so at most 1 s + 2 s), about 9 s. Whatever its calls, a request gives up 1 s before the
+ * Lambda timeout: its calls are aborted at its deadline (lib/http/middleware/requestDeadline.ts), also a 503.
  */
 export const DYNAMODB_MAX_ATTEMPTS = 3;
 export const DYNAMODB_REQUEST_TIMEOUT_MS = 1500;

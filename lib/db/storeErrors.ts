@@ -1,4 +1,5 @@
 import { ServiceUnavailableError } from "../errors";
+import type { Deadline } from "./deadline";
 
 /** Errors that mean "DynamoDB cannot answer right now", after the SDK's own retries. */
 const transientNames = new Set([
@@ -13,6 +14,8 @@ const transientNames = new Set([
   "RequestTimeout",
   "RequestTimeoutException",
   "TransactionConflictException",
+  // The request's deadline aborted the call (./deadline.ts): the store did not answer in time.
+  "AbortError",
 ]);
 const networkCodes = new Set([
   "ECONNREFUSED",
@@ -39,14 +42,22 @@ export function isTransientStoreError(error: unknown): boolean {
   );
 }
 
+/** The SDK's per-call options (`client.send(command, options)`). */
+export interface CallOptions {
+  readonly abortSignal?: AbortSignal;
+}
+
 /**
- * Runs one store operation and turns a transient DynamoDB failure into ServiceUnavailableError,
- * keeping the original as `cause` for the log. Anything else (a bug, a permission error) passes
- * through and becomes a 500.
+ * Runs one store operation, aborted at the request's deadline if it has one, and turns a transient
+ * DynamoDB failure into ServiceUnavailableError, keeping the original as `cause` for the log.
+ * Anything else (a bug, a permission error) passes through and becomes a 500.
  */
-export async function storeCall<T>(operation: () => Promise<T>): Promise<T> {
+export async function storeCall<T>(
+  operation: (options: CallOptions) => Promise<T>,
+  deadline?: Deadline | undefined,
+): Promise<T> {
   try {
-    return await operation();
+    return await operation(deadline ? { abortSignal: deadline.signal } : {});
   } catch (error) {
     if (isTransientStoreError(error)) throw new ServiceUnavailableError(RETRY_AFTER_SECONDS, { cause: error });
     throw error;

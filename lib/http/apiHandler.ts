@@ -9,6 +9,7 @@ import { bearerAuth } from "./middleware/bearerAuth";
 import { deprecationNotice, sunsetGate } from "./middleware/deprecation";
 import { errorResponse } from "./middleware/errorResponse";
 import { jsonBody } from "./middleware/jsonBody";
+import { REQUEST_DEADLINE_MARGIN_MS, requestDeadline } from "./middleware/requestDeadline";
 import { requestTelemetry } from "./middleware/requestTelemetry";
 import { responseEnvelope } from "./middleware/responseEnvelope";
 import type { ApiEvent, ApiResult, Dependencies } from "./types";
@@ -23,13 +24,17 @@ export type Operation = (event: ApiEvent) => Promise<ApiResult>;
  */
 export function apiHandler(route: RouteDefinition, deps: Dependencies, operation: Operation): ProxyHandler {
   const chain = middy<ApiEvent, ApiResult, Error, Context>(operation, {
-    // Answer before Lambda kills the function, as a retryable 503 rather than a gateway 5xx.
+    // Answer before Lambda kills the function, as a retryable 503 rather than a gateway 5xx: the
+    // request's store calls are aborted at the same moment (requestDeadline), and this answers for
+    // anything else the operation is still waiting on. Middy's default margin is 5 ms.
+    timeoutEarlyInMillis: REQUEST_DEADLINE_MARGIN_MS,
     timeoutEarlyResponse: () => {
       throw new ServiceUnavailableError(1);
     },
   });
   const telemetry = deps.telemetry ?? errorsOnlyTelemetry;
   chain.use(requestTelemetry(route, telemetry) as never);
+  chain.use(requestDeadline());
   chain.use(responseEnvelope() as never);
   if (route.deprecation) chain.use(deprecationNotice(route.deprecation));
   chain.use(errorResponse(telemetry.log));

@@ -1,13 +1,16 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import type { Principal } from "../auth/apiKeys";
 import type { ApiKeyVerifier } from "../auth/verifier";
+import type { Deadline } from "../db/deadline";
 import type { Telemetry } from "../observability/telemetry";
 import type { PetRepository } from "../pets/repository";
 
-/** A REST API proxy event after the middleware chain: body parsed, caller known. */
+/** A REST API proxy event after the middleware chain: body parsed, caller known, deadline set. */
 export type ApiEvent = Omit<APIGatewayProxyEvent, "body"> & {
   body: unknown;
   principal?: Principal;
+  /** When the request's store calls give up (lib/http/middleware/requestDeadline.ts). */
+  deadline?: Deadline;
 };
 
 /** What an operation returns; the envelope middleware serialises `body` and adds common headers. */

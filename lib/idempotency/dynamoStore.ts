@@ -7,7 +7,8 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { Pet } from "../contract/schemas";
-import { storeCall } from "../db/storeErrors";
+import type { Deadline } from "../db/deadline";
+import { type CallOptions, storeCall } from "../db/storeErrors";
 import { itemKeys, TTL_ATTRIBUTE } from "../db/table";
 import { toPet } from "../pets/repository";
 import type {
@@ -65,122 +66,153 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     scope: IdempotencyScope,
     record: { requestHash: string; expiresAtSeconds: number } & NewLock,
     now: Date,
+    deadline?: Deadline,
   ): Promise<BeginResult> {
-    const written = await this.conditionally(() =>
-      this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            ...this.key(scope),
-            state: IN_PROGRESS,
-            requestHash: record.requestHash,
-            lockToken: record.lockToken,
-            lockedUntil: record.lockedUntilMs,
-            [TTL_ATTRIBUTE]: record.expiresAtSeconds,
-          },
-          // An expired record is as good as absent: TTL deletion lags, and never happens locally.
-          ConditionExpression: "attribute_not_exists(pk) OR #expires <= :now",
-          ExpressionAttributeNames: attributeNames("#expires"),
-          ExpressionAttributeValues: { ":now": epochSeconds(now) },
-        }),
-      ),
+    const written = await this.conditionally(
+      (options) =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: {
+              ...this.key(scope),
+              state: IN_PROGRESS,
+              requestHash: record.requestHash,
+              lockToken: record.lockToken,
+              lockedUntil: record.lockedUntilMs,
+              [TTL_ATTRIBUTE]: record.expiresAtSeconds,
+            },
+            // An expired record is as good as absent: TTL deletion lags, and never happens locally.
+            ConditionExpression: "attribute_not_exists(pk) OR #expires <= :now",
+            ExpressionAttributeNames: attributeNames("#expires"),
+            ExpressionAttributeValues: { ":now": epochSeconds(now) },
+          }),
+          options,
+        ),
+      deadline,
     );
-    return written ? { acquired: true } : { acquired: false, current: await this.read(scope) };
+    return written ? { acquired: true } : { acquired: false, current: await this.read(scope, deadline) };
   }
 
-  async takeOver(scope: IdempotencyScope, previousToken: string, lock: NewLock, now: Date): Promise<TakeOverResult> {
-    const result = await this.conditionally(() =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key(scope),
-          UpdateExpression: "SET #token = :token, #until = :until",
-          ConditionExpression: "#state = :inProgress AND #token = :previous AND #until <= :nowMs AND #expires > :now",
-          ExpressionAttributeNames: attributeNames("#state", "#token", "#until", "#expires"),
-          ExpressionAttributeValues: {
-            ":token": lock.lockToken,
-            ":until": lock.lockedUntilMs,
-            ":inProgress": IN_PROGRESS,
-            ":previous": previousToken,
-            ":nowMs": now.getTime(),
-            ":now": epochSeconds(now),
-          },
-          // The reserved id as of the takeover itself: one read earlier may predate its reservation.
-          ReturnValues: "ALL_NEW",
-        }),
-      ),
+  async takeOver(
+    scope: IdempotencyScope,
+    previousToken: string,
+    lock: NewLock,
+    now: Date,
+    deadline?: Deadline,
+  ): Promise<TakeOverResult> {
+    const result = await this.conditionally(
+      (options) =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key(scope),
+            UpdateExpression: "SET #token = :token, #until = :until",
+            ConditionExpression: "#state = :inProgress AND #token = :previous AND #until <= :nowMs AND #expires > :now",
+            ExpressionAttributeNames: attributeNames("#state", "#token", "#until", "#expires"),
+            ExpressionAttributeValues: {
+              ":token": lock.lockToken,
+              ":until": lock.lockedUntilMs,
+              ":inProgress": IN_PROGRESS,
+              ":previous": previousToken,
+              ":nowMs": now.getTime(),
+              ":now": epochSeconds(now),
+            },
+            // The reserved id as of the takeover itself: one read earlier may predate its reservation.
+            ReturnValues: "ALL_NEW",
+          }),
+          options,
+        ),
+      deadline,
     );
     return result ? { acquired: true, petId: result.Attributes?.petId as number | undefined } : { acquired: false };
   }
 
-  async reservePetId(scope: IdempotencyScope, lockToken: string, petId: number): Promise<boolean> {
-    const written = await this.conditionally(() =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key(scope),
-          UpdateExpression: "SET #petId = :petId",
-          ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
-          ExpressionAttributeNames: attributeNames("#state", "#token", "#petId"),
-          ExpressionAttributeValues: { ":petId": petId, ":inProgress": IN_PROGRESS, ":token": lockToken },
-        }),
-      ),
+  async reservePetId(scope: IdempotencyScope, lockToken: string, petId: number, deadline?: Deadline): Promise<boolean> {
+    const written = await this.conditionally(
+      (options) =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key(scope),
+            UpdateExpression: "SET #petId = :petId",
+            ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
+            ExpressionAttributeNames: attributeNames("#state", "#token", "#petId"),
+            ExpressionAttributeValues: { ":petId": petId, ":inProgress": IN_PROGRESS, ":token": lockToken },
+          }),
+          options,
+        ),
+      deadline,
     );
     if (written) return true;
-    const current = await this.read(scope);
+    const current = await this.read(scope, deadline);
     return current?.state === "in_progress" && current.lockToken === lockToken && current.petId === petId;
   }
 
-  async complete(scope: IdempotencyScope, lockToken: string, pet: Pet, expiresAtSeconds: number): Promise<boolean> {
-    const written = await this.conditionally(() =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key(scope),
-          UpdateExpression: "SET #state = :completed, pet = :pet, #expires = :expires REMOVE #token, #until",
-          ConditionExpression: "#state = :inProgress AND #token = :token",
-          ExpressionAttributeNames: attributeNames("#state", "#token", "#until", "#expires"),
-          ExpressionAttributeValues: {
-            ":completed": COMPLETED,
-            ":pet": { ...pet },
-            ":expires": expiresAtSeconds,
-            ":inProgress": IN_PROGRESS,
-            ":token": lockToken,
-          },
-        }),
-      ),
+  async complete(
+    scope: IdempotencyScope,
+    lockToken: string,
+    pet: Pet,
+    expiresAtSeconds: number,
+    deadline?: Deadline,
+  ): Promise<boolean> {
+    const written = await this.conditionally(
+      (options) =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key(scope),
+            UpdateExpression: "SET #state = :completed, pet = :pet, #expires = :expires REMOVE #token, #until",
+            ConditionExpression: "#state = :inProgress AND #token = :token",
+            ExpressionAttributeNames: attributeNames("#state", "#token", "#until", "#expires"),
+            ExpressionAttributeValues: {
+              ":completed": COMPLETED,
+              ":pet": { ...pet },
+              ":expires": expiresAtSeconds,
+              ":inProgress": IN_PROGRESS,
+              ":token": lockToken,
+            },
+          }),
+          options,
+        ),
+      deadline,
     );
     if (written) return true;
-    const current = await this.read(scope);
+    const current = await this.read(scope, deadline);
     return current?.state === "completed" && current.pet.id === pet.id;
   }
 
-  async releaseLock(scope: IdempotencyScope, lockToken: string): Promise<void> {
-    await this.conditionally(() =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key(scope),
-          UpdateExpression: "SET #until = :released",
-          ConditionExpression: "#state = :inProgress AND #token = :token",
-          ExpressionAttributeNames: attributeNames("#state", "#token", "#until"),
-          ExpressionAttributeValues: { ":released": 0, ":inProgress": IN_PROGRESS, ":token": lockToken },
-        }),
-      ),
+  async releaseLock(scope: IdempotencyScope, lockToken: string, deadline?: Deadline): Promise<void> {
+    await this.conditionally(
+      (options) =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key(scope),
+            UpdateExpression: "SET #until = :released",
+            ConditionExpression: "#state = :inProgress AND #token = :token",
+            ExpressionAttributeNames: attributeNames("#state", "#token", "#until"),
+            ExpressionAttributeValues: { ":released": 0, ":inProgress": IN_PROGRESS, ":token": lockToken },
+          }),
+          options,
+        ),
+      deadline,
     );
   }
 
-  async forget(scope: IdempotencyScope, lockToken: string): Promise<boolean> {
-    const deleted = await this.conditionally(() =>
-      this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: this.key(scope),
-          ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
-          ExpressionAttributeNames: attributeNames("#state", "#token", "#petId"),
-          ExpressionAttributeValues: { ":inProgress": IN_PROGRESS, ":token": lockToken },
-        }),
-      ),
+  async forget(scope: IdempotencyScope, lockToken: string, deadline?: Deadline): Promise<boolean> {
+    const deleted = await this.conditionally(
+      (options) =>
+        this.client.send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: this.key(scope),
+            ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
+            ExpressionAttributeNames: attributeNames("#state", "#token", "#petId"),
+            ExpressionAttributeValues: { ":inProgress": IN_PROGRESS, ":token": lockToken },
+          }),
+          options,
+        ),
+      deadline,
     );
     return deleted !== undefined;
   }
@@ -189,18 +221,26 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
    * Runs a conditional write; undefined when its condition failed (someone else holds the record
    * now, or it is gone). Any other failure is thrown, transient ones as ServiceUnavailableError.
    */
-  private async conditionally<T>(write: () => Promise<T>): Promise<T | undefined> {
+  private async conditionally<T>(
+    write: (options: CallOptions) => Promise<T>,
+    deadline: Deadline | undefined,
+  ): Promise<T | undefined> {
     try {
-      return await storeCall(write);
+      return await storeCall(write, deadline);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
     }
   }
 
-  private async read(scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
-    const result = await storeCall(() =>
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: this.key(scope), ConsistentRead: true })),
+  private async read(scope: IdempotencyScope, deadline?: Deadline): Promise<IdempotencyRecord | undefined> {
+    const result = await storeCall(
+      (options) =>
+        this.client.send(
+          new GetCommand({ TableName: this.tableName, Key: this.key(scope), ConsistentRead: true }),
+          options,
+        ),
+      deadline,
     );
     return result.Item ? toRecord(result.Item) : undefined;
   }

@@ -7,6 +7,7 @@
  * aws-powertools/powertools-lambda-typescript#5676, which deleted records it never acquired).
  */
 import type { Pet } from "../contract/schemas";
+import type { Deadline } from "../db/deadline";
 
 export interface IdempotencyScope {
   /** The public id of the API key that sent the request: keys are never shared across clients. */
@@ -52,29 +53,43 @@ export type TakeOverResult =
   | { readonly acquired: true; readonly petId: number | undefined }
   | { readonly acquired: false };
 
+/** Every call takes the request's deadline, past which it gives up (see lib/db/deadline.ts). */
 export interface IdempotencyStore {
   /** Writes a new in-progress record unless an unexpired one exists; then returns that one. */
   begin(
     scope: IdempotencyScope,
     record: { readonly requestHash: string; readonly expiresAtSeconds: number } & NewLock,
     now: Date,
+    deadline?: Deadline,
   ): Promise<BeginResult>;
   /**
    * Takes over an in-progress record whose lock has lapsed, if it is still held by
    * `previousToken`. Answers the reserved pet id as stored at that moment.
    */
-  takeOver(scope: IdempotencyScope, previousToken: string, lock: NewLock, now: Date): Promise<TakeOverResult>;
+  takeOver(
+    scope: IdempotencyScope,
+    previousToken: string,
+    lock: NewLock,
+    now: Date,
+    deadline?: Deadline,
+  ): Promise<TakeOverResult>;
   /** Stores the reserved pet id; false when the lock is no longer `lockToken`'s or an id is already there. */
-  reservePetId(scope: IdempotencyScope, lockToken: string, petId: number): Promise<boolean>;
+  reservePetId(scope: IdempotencyScope, lockToken: string, petId: number, deadline?: Deadline): Promise<boolean>;
   /** Records the answer; false when the lock is no longer `lockToken`'s. */
-  complete(scope: IdempotencyScope, lockToken: string, pet: Pet, expiresAtSeconds: number): Promise<boolean>;
+  complete(
+    scope: IdempotencyScope,
+    lockToken: string,
+    pet: Pet,
+    expiresAtSeconds: number,
+    deadline?: Deadline,
+  ): Promise<boolean>;
   /** Lets the next retry take over at once, keeping the reserved id. No-op unless `lockToken` holds it. */
-  releaseLock(scope: IdempotencyScope, lockToken: string): Promise<void>;
+  releaseLock(scope: IdempotencyScope, lockToken: string, deadline?: Deadline): Promise<void>;
   /**
    * Deletes the record, so the key can be used afresh, if `lockToken` holds it and no pet id is
    * reserved in it (that pet may exist). Says whether it did.
    */
-  forget(scope: IdempotencyScope, lockToken: string): Promise<boolean>;
+  forget(scope: IdempotencyScope, lockToken: string, deadline?: Deadline): Promise<boolean>;
 }
 
 export function isExpired(record: IdempotencyRecord, now: Date): boolean {

@@ -38,6 +38,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { NewPet, Pet } from "../contract/schemas";
+import type { Deadline } from "../db/deadline";
 import { IdempotencyKeyInProgressError, IdempotencyKeyReusedError } from "../errors";
 import { requestHash as hashRequest } from "../idempotency/requestHash";
 import { epochSeconds, type IdempotencyScope, type IdempotencyStore, isExpired } from "../idempotency/store";
@@ -77,17 +78,19 @@ export async function createPetForRequest(
   deps: IdempotentCreateDependencies,
   newPet: NewPet,
   idempotency: { readonly apiKeyId: string | undefined; readonly key: string | undefined },
+  deadline?: Deadline,
 ): Promise<CreateOutcome> {
-  if (idempotency.key === undefined) return { pet: await createPet(deps.pets, newPet), replayed: false };
+  if (idempotency.key === undefined) return { pet: await createPet(deps.pets, newPet, deadline), replayed: false };
   // Keys are scoped to the API key; without one the scope would be shared, so refuse to guess.
   if (idempotency.apiKeyId === undefined) throw new Error("Idempotency-Key used on a request without a principal.");
-  return createPetIdempotently(deps, { apiKeyId: idempotency.apiKeyId, key: idempotency.key }, newPet);
+  return createPetIdempotently(deps, { apiKeyId: idempotency.apiKeyId, key: idempotency.key }, newPet, deadline);
 }
 
 export async function createPetIdempotently(
   deps: IdempotentCreateDependencies,
   scope: IdempotencyScope,
   newPet: NewPet,
+  deadline?: Deadline,
 ): Promise<CreateOutcome> {
   // Hashed once, before anything runs, so the record's identity cannot drift with the request.
   const requestHash = hashRequest(newPet);
@@ -95,27 +98,34 @@ export async function createPetIdempotently(
   const lockToken = randomUUID();
   let insertTried = false;
   try {
-    const lease = await acquire(deps, scope, requestHash, lockToken);
+    const lease = await acquire(deps, scope, requestHash, lockToken, deadline);
     if (lease.kind === "replay") return { pet: lease.pet, replayed: true };
     let petId = lease.petId;
     if (petId === undefined) {
-      const allocated = await deps.pets.allocateId();
+      const allocated = await deps.pets.allocateId(deadline);
       // Lost only if another request took the key over; it will answer the client's retry.
-      if (!(await deps.idempotency.reservePetId(scope, lockToken, allocated))) {
+      if (!(await deps.idempotency.reservePetId(scope, lockToken, allocated, deadline))) {
         throw new IdempotencyKeyInProgressError(IN_PROGRESS_RETRY_AFTER_SECONDS);
       }
       petId = allocated;
     }
     const pet = petFromRequest(petId, newPet);
     insertTried = true;
-    await insertPet(deps.pets, pet);
+    await insertPet(deps.pets, pet, deadline);
     // If the lock was taken over meanwhile, the new holder has the same id and records the same pet.
-    await deps.idempotency.complete(scope, lockToken, pet, epochSeconds(deps.clock()) + IDEMPOTENCY_RETENTION_SECONDS);
+    await deps.idempotency.complete(
+      scope,
+      lockToken,
+      pet,
+      epochSeconds(deps.clock()) + IDEMPOTENCY_RETENTION_SECONDS,
+      deadline,
+    );
     return { pet, replayed: false };
   } catch (error) {
     // These mean another request holds the key: there is nothing of ours to clean up.
     if (!(error instanceof IdempotencyKeyInProgressError || error instanceof IdempotencyKeyReusedError)) {
-      await cleanUp(deps.idempotency, scope, lockToken, insertTried).catch(() => {
+      // Past the deadline this fails at once: the lock lapses by itself, as after a crash.
+      await cleanUp(deps.idempotency, scope, lockToken, insertTried, deadline).catch(() => {
         // The store is failing too; our lock lapses by itself and the client sees the original error.
       });
     }
@@ -134,9 +144,10 @@ async function cleanUp(
   scope: IdempotencyScope,
   lockToken: string,
   insertTried: boolean,
+  deadline: Deadline | undefined,
 ): Promise<void> {
-  if (!insertTried && (await store.forget(scope, lockToken))) return;
-  await store.releaseLock(scope, lockToken);
+  if (!insertTried && (await store.forget(scope, lockToken, deadline))) return;
+  await store.releaseLock(scope, lockToken, deadline);
 }
 
 async function acquire(
@@ -144,6 +155,7 @@ async function acquire(
   scope: IdempotencyScope,
   requestHash: string,
   lockToken: string,
+  deadline: Deadline | undefined,
 ): Promise<Lease> {
   for (let round = 0; round < MAX_ACQUIRE_ROUNDS; round += 1) {
     const now = deps.clock();
@@ -152,6 +164,7 @@ async function acquire(
       scope,
       { requestHash, lockToken, lockedUntilMs, expiresAtSeconds: epochSeconds(now) + IDEMPOTENCY_RETENTION_SECONDS },
       now,
+      deadline,
     );
     if (begun.acquired) return { kind: "held" };
     const current = begun.current;
@@ -161,7 +174,13 @@ async function acquire(
     if (current.lockToken === lockToken) return { kind: "held", ...optionalPetId(current.petId) };
     if (current.lockedUntilMs > now.getTime()) throw new IdempotencyKeyInProgressError(IN_PROGRESS_RETRY_AFTER_SECONDS);
     // The holder crashed, or failed after trying its insert and released the lock.
-    const taken = await deps.idempotency.takeOver(scope, current.lockToken, { lockToken, lockedUntilMs }, now);
+    const taken = await deps.idempotency.takeOver(
+      scope,
+      current.lockToken,
+      { lockToken, lockedUntilMs },
+      now,
+      deadline,
+    );
     if (taken.acquired) return { kind: "held", ...optionalPetId(taken.petId) };
   }
   throw new IdempotencyKeyInProgressError(IN_PROGRESS_RETRY_AFTER_SECONDS);

@@ -8,6 +8,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { MAX_SAFE_ID, type Pet, type PetStatus } from "../contract/schemas";
+import type { Deadline } from "../db/deadline";
 import { storeCall } from "../db/storeErrors";
 import { itemKeys, STATUS_INDEX } from "../db/table";
 
@@ -25,13 +26,14 @@ export interface PetPage {
   readonly hasMore: boolean;
 }
 
+/** Every call takes the request's deadline, past which it gives up (see lib/db/deadline.ts). */
 export interface PetRepository {
   /** A new id, never handed out before. Gaps are possible (a create that fails after this). */
-  allocateId(): Promise<number>;
+  allocateId(deadline?: Deadline): Promise<number>;
   /** Stores a pet unless one with its id exists; says which happened. */
-  insert(pet: Pet): Promise<"created" | "exists">;
-  get(id: number): Promise<Pet | undefined>;
-  page(query: PetPageQuery): Promise<PetPage>;
+  insert(pet: Pet, deadline?: Deadline): Promise<"created" | "exists">;
+  get(id: number, deadline?: Deadline): Promise<Pet | undefined>;
+  page(query: PetPageQuery, deadline?: Deadline): Promise<PetPage>;
 }
 
 export class IdSpaceExhaustedError extends Error {
@@ -59,35 +61,41 @@ export class DynamoPetRepository implements PetRepository {
     private readonly tableName: string,
   ) {}
 
-  async allocateId(): Promise<number> {
+  async allocateId(deadline?: Deadline): Promise<number> {
     // An atomic counter: each ADD returns a value no caller ever got before, without transactions.
-    const result = await storeCall(() =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: itemKeys.petIdCounter,
-          UpdateExpression: "ADD #last :one",
-          ExpressionAttributeNames: { "#last": "lastId" },
-          ExpressionAttributeValues: { ":one": 1 },
-          ReturnValues: "UPDATED_NEW",
-        }),
-      ),
+    const result = await storeCall(
+      (options) =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: itemKeys.petIdCounter,
+            UpdateExpression: "ADD #last :one",
+            ExpressionAttributeNames: { "#last": "lastId" },
+            ExpressionAttributeValues: { ":one": 1 },
+            ReturnValues: "UPDATED_NEW",
+          }),
+          options,
+        ),
+      deadline,
     );
     const id = result.Attributes?.lastId as number | undefined;
     if (id === undefined || id > MAX_SAFE_ID) throw new IdSpaceExhaustedError("The pet id counter is exhausted.");
     return id;
   }
 
-  async insert(pet: Pet): Promise<"created" | "exists"> {
+  async insert(pet: Pet, deadline?: Deadline): Promise<"created" | "exists"> {
     try {
-      await storeCall(() =>
-        this.client.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: petItem(pet, new Date()),
-            ConditionExpression: "attribute_not_exists(pk)",
-          }),
-        ),
+      await storeCall(
+        (options) =>
+          this.client.send(
+            new PutCommand({
+              TableName: this.tableName,
+              Item: petItem(pet, new Date()),
+              ConditionExpression: "attribute_not_exists(pk)",
+            }),
+            options,
+          ),
+        deadline,
       );
       return "created";
     } catch (error) {
@@ -96,14 +104,19 @@ export class DynamoPetRepository implements PetRepository {
     }
   }
 
-  async get(id: number): Promise<Pet | undefined> {
-    const result = await storeCall(() =>
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.pet(id), ConsistentRead: true })),
+  async get(id: number, deadline?: Deadline): Promise<Pet | undefined> {
+    const result = await storeCall(
+      (options) =>
+        this.client.send(
+          new GetCommand({ TableName: this.tableName, Key: itemKeys.pet(id), ConsistentRead: true }),
+          options,
+        ),
+      deadline,
     );
     return result.Item ? toPet(result.Item) : undefined;
   }
 
-  async page({ limit, afterId, status }: PetPageQuery): Promise<PetPage> {
+  async page({ limit, afterId, status }: PetPageQuery, deadline?: Deadline): Promise<PetPage> {
     // One item more than the page tells whether another page exists without an empty last page.
     const wanted = limit + 1;
     const base: QueryCommandInput =
@@ -125,8 +138,13 @@ export class DynamoPetRepository implements PetRepository {
     let startKey: Record<string, unknown> | undefined;
     // Query stops at 1 MB; keep reading until the page is full or the matches run out.
     do {
-      const result = await storeCall(() =>
-        this.client.send(new QueryCommand({ ...base, Limit: wanted - items.length, ExclusiveStartKey: startKey })),
+      const result = await storeCall(
+        (options) =>
+          this.client.send(
+            new QueryCommand({ ...base, Limit: wanted - items.length, ExclusiveStartKey: startKey }),
+            options,
+          ),
+        deadline,
       );
       items.push(...(result.Items ?? []));
       startKey = result.LastEvaluatedKey;

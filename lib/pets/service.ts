@@ -1,5 +1,6 @@
 /** The pet operations, independent of HTTP and of the store behind `PetRepository`. */
 import { DEFAULT_PET_STATUS, type NewPet, type Pet, type PetStatus } from "../contract/schemas";
+import type { Deadline } from "../db/deadline";
 import { PetNotFoundError } from "../errors";
 import { decodeCursor, encodeCursor } from "./cursor";
 import type { PetRepository } from "./repository";
@@ -16,9 +17,9 @@ export interface PetList {
   readonly nextCursor: string | null;
 }
 
-export async function listPets(repository: PetRepository, query: ListPetsQuery): Promise<PetList> {
+export async function listPets(repository: PetRepository, query: ListPetsQuery, deadline?: Deadline): Promise<PetList> {
   const afterId = query.cursor === null ? 0 : decodeCursor(query.cursor, query.status).afterId;
-  const page = await repository.page({ limit: query.limit, afterId, status: query.status });
+  const page = await repository.page({ limit: query.limit, afterId, status: query.status }, deadline);
   const last = page.pets.at(-1);
   return {
     pets: page.pets,
@@ -31,9 +32,9 @@ export function petFromRequest(id: number, newPet: NewPet): Pet {
   return { id, name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? DEFAULT_PET_STATUS };
 }
 
-export async function createPet(repository: PetRepository, newPet: NewPet): Promise<Pet> {
-  const pet = petFromRequest(await repository.allocateId(), newPet);
-  await insertPet(repository, pet);
+export async function createPet(repository: PetRepository, newPet: NewPet, deadline?: Deadline): Promise<Pet> {
+  const pet = petFromRequest(await repository.allocateId(deadline), newPet);
+  await insertPet(repository, pet, deadline);
   return pet;
 }
 
@@ -41,9 +42,9 @@ export async function createPet(repository: PetRepository, newPet: NewPet): Prom
  * Stores `pet` under its reserved id. "Exists" is fine when the stored pet is this one: the SDK
  * retried a write whose answer was lost, or another request resumed the same idempotent create.
  */
-export async function insertPet(repository: PetRepository, pet: Pet): Promise<void> {
-  if ((await repository.insert(pet)) === "created") return;
-  const stored = await repository.get(pet.id);
+export async function insertPet(repository: PetRepository, pet: Pet, deadline?: Deadline): Promise<void> {
+  if ((await repository.insert(pet, deadline)) === "created") return;
+  const stored = await repository.get(pet.id, deadline);
   if (!stored || !samePet(stored, pet)) throw new Error(`Pet id ${pet.id} already holds another pet.`);
 }
 
@@ -51,8 +52,8 @@ function samePet(a: Pet, b: Pet): boolean {
   return a.id === b.id && a.name === b.name && a.categoryId === b.categoryId && a.status === b.status;
 }
 
-export async function getPet(repository: PetRepository, id: number): Promise<Pet> {
-  const pet = await repository.get(id);
+export async function getPet(repository: PetRepository, id: number, deadline?: Deadline): Promise<Pet> {
+  const pet = await repository.get(id, deadline);
   if (!pet) throw new PetNotFoundError(id);
   return pet;
 }

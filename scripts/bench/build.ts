@@ -24,7 +24,8 @@ const observabilitySources = /^(lib\/observability\/|lib\/http\/middleware\/requ
 
 /** Each shim of MODULE_ALIASES (infra/bundling.ts) and the only code allowed to import it. */
 const shimImporters: Record<string, RegExp> = {
-  "infra/shims/nodeStreamWeb.ts": /^node_modules\/@middy\/core\//,
+  // Also when node_modules is a symlink (as in a git worktree), which esbuild reports by its real path.
+  "infra/shims/nodeStreamWeb.ts": /(^|\/)node_modules\/@middy\/core\//,
 };
 
 async function buildOne(name: string, kind: BundleKind, entry: string): Promise<Bundle> {

@@ -36,7 +36,8 @@ const requests: Record<string, { method: string; path: string; resource: string;
   listPets: { method: "GET", path: "/pets", resource: "/pets", body: "" },
 };
 
-export async function smokeTestBundles(bundles: readonly Bundle[]): Promise<SmokeResult> {
+/** `node`: the binary that runs the bundles (this process's by default). */
+export async function smokeTestBundles(bundles: readonly Bundle[], node = process.execPath): Promise<SmokeResult> {
   const dynamo = await startEmbeddedDynamo({ host: "127.0.0.1", port: 0 });
   const dir = await mkdtemp(join(tmpdir(), "petstore-bench-smoke-"));
   try {
@@ -72,7 +73,7 @@ export async function smokeTestBundles(bundles: readonly Bundle[]): Promise<Smok
         sourceIp: "127.0.0.1",
       });
       // spawnSync would block this event loop, and with it the dynalite the child talks to.
-      const answer = await invoke(file, JSON.stringify(event), dir, dynamo.endpoint);
+      const answer = await invoke(node, file, JSON.stringify(event), dir, dynamo.endpoint);
       answers[name] = answer;
       if (answer.statusCode < 200 || answer.statusCode >= 300) failures += 1;
     }
@@ -84,13 +85,14 @@ export async function smokeTestBundles(bundles: readonly Bundle[]): Promise<Smok
 }
 
 async function invoke(
+  node: string,
   file: string,
   event: string,
   cwd: string,
   endpoint: string,
 ): Promise<{ statusCode: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [invoker, file, event], {
+    const child = spawn(node, [invoker, file, event], {
       cwd,
       env: {
         PATH: process.env.PATH ?? "",

@@ -49,9 +49,9 @@ interface ImportTime {
   readonly cpuMs: number;
 }
 
-function importOnce(file: string, cwd: string): ImportTime {
+function importOnce(node: string, file: string, cwd: string): ImportTime {
   // A clean environment: no NODE_OPTIONS (tsx's loader would be measured too), nothing inherited.
-  const child = spawnSync(process.execPath, [timerScript, file], {
+  const child = spawnSync(node, [timerScript, file], {
     cwd,
     env: { PATH: process.env.PATH ?? "", ...lambdaLikeEnv },
     encoding: "utf8",
@@ -78,7 +78,12 @@ export function pairedRatioMedian(result: ColdStartResult, a: string, b: string)
   return round(median(first.map((ms, index) => ms / (second[index] ?? Number.NaN))), 3);
 }
 
-export async function measureColdStarts(bundles: readonly Bundle[], runs: number): Promise<ColdStartResult> {
+/** `node`: the binary to measure with (this process's by default). */
+export async function measureColdStarts(
+  bundles: readonly Bundle[],
+  runs: number,
+  node = process.execPath,
+): Promise<ColdStartResult> {
   // Outside the project, as in Lambda's /var/task: a bundle that needs node_modules fails here.
   const dir = await mkdtemp(join(tmpdir(), "petstore-bench-"));
   try {
@@ -92,11 +97,11 @@ export async function measureColdStarts(bundles: readonly Bundle[], runs: number
     }
     const raw = new Map<string, ImportTime[]>(targets.map((target) => [target.name, []]));
     // One unmeasured pass warms the OS file cache for every file.
-    for (const target of targets) importOnce(target.file, dir);
+    for (const target of targets) importOnce(node, target.file, dir);
     for (let round = 0; round < runs; round++) {
       for (let i = 0; i < targets.length; i++) {
         const target = targets[(round + i) % targets.length] as (typeof targets)[number];
-        raw.get(target.name)?.push(importOnce(target.file, dir));
+        raw.get(target.name)?.push(importOnce(node, target.file, dir));
       }
     }
     const emptyRuns = raw.get("empty") ?? [];

@@ -4,6 +4,8 @@
  * get the same kind of request; telemetry builds its log and metric lines but writes them nowhere,
  * so the figure includes their cost but no I/O.
  */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import {
   type CreatePetDependencies,
@@ -241,4 +243,40 @@ export async function measureMiddlewareOverhead(iterations: number, warmup: numb
     };
   }
   return result;
+}
+
+const childScript = fileURLToPath(new URL("./middlewareChild.ts", import.meta.url));
+const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * The same measurement on another Node binary, in a process of its own under the same loader (tsx)
+ * as the bench, with the bench's environment.
+ */
+export async function measureMiddlewareOverheadOn(
+  node: string,
+  iterations: number,
+  warmup: number,
+): Promise<OverheadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, ["--import", "tsx", childScript, String(iterations), String(warmup)], {
+      cwd: projectRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      try {
+        resolve(JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as OverheadResult);
+      } catch {
+        reject(new Error(`middleware bench on ${node} failed (exit ${code}): ${stderr.slice(-2000)}`));
+      }
+    });
+  });
 }

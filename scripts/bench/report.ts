@@ -8,6 +8,8 @@ export interface Figure {
   /** Stable key, e.g. `bundle.listPets.bytes`. */
   readonly id: string;
   readonly section: string;
+  /** The Node version the figure was measured on, for figures that depend on it (`v24.21.0`). */
+  readonly runtime?: string;
   readonly label: string;
   readonly value: number;
   readonly unit: string;
@@ -46,12 +48,13 @@ function formatTarget(target: Target | null): string {
 export function markdownTable(figures: readonly Figure[]): string {
   const rows = figures.map((f) => [
     f.section,
+    f.runtime ?? "",
     f.label,
     formatValue(f),
     formatTarget(f.target),
     f.pass === null ? "" : f.pass ? "pass" : "FAIL",
   ]);
-  const header = ["Section", "Figure", "Value", "Target", "Result"];
+  const header = ["Section", "Node", "Figure", "Value", "Target", "Result"];
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)),
   );

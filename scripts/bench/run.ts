@@ -1,7 +1,9 @@
 /**
  * `npm run bench`: bundle size, cold-start proxy, middleware overhead, DynamoDB read cost and
  * local throughput. Prints a table and writes every figure, with its method, target and result,
- * to .bench/results.json. Exits 1 when a target is missed.
+ * to .bench/results.json. Exits 1 when a target is missed. The bundles' smoke run, the cold-start
+ * proxy and the middleware overhead are measured on this machine's Node and on Node 24, what the
+ * functions run on in Lambda (scripts/node24.ts installs it from the npm registry), with the same targets.
  *
  * Environment: BENCH_DURATION (seconds per throughput run, default 10), BENCH_COLD_RUNS (fresh
  * processes per bundle, default 50, at least 30), BENCH_ITERATIONS (warm invocations per side, default 20000).
@@ -22,7 +24,8 @@ Object.assign(process.env, {
 const { benchDir, buildBundles } = await import("./build");
 const { smokeTestBundles } = await import("./bundleSmoke");
 const { measureColdStarts, pairedMedianMs, pairedRatioMedian } = await import("./coldStart");
-const { measureMiddlewareOverhead } = await import("./middleware");
+const { measureMiddlewareOverhead, measureMiddlewareOverheadOn } = await import("./middleware");
+const { ensureNode24, NODE24_VERSION } = await import("../node24");
 const { measureReadCost, READ_COST_LIMITS, READ_COST_SIZES } = await import("./readCost");
 const { CONNECTIONS, measureThroughput, scenarios } = await import("./throughput");
 const { figure, markdownTable } = await import("./report");
@@ -56,6 +59,7 @@ function machine() {
     nproc: availableParallelism(),
     cpuModel: /^model name\s*:\s*(.+)$/m.exec(cpuInfo)?.[1] ?? cpus()[0]?.model ?? "unknown",
     node: process.version,
+    runtimes: runtimes.map((runtime) => runtime.version),
     platform: `${process.platform} ${process.arch}`,
   };
 }
@@ -71,7 +75,7 @@ const METHODS = {
     "Lambda, so anything left external cannot be loaded) and a fresh `node` imports it and invokes its " +
     "handler once against an in-memory dynalite: createPet, then getPet of that pet, then listPets.",
   coldStart:
-    `For each of ${coldRuns} rounds, a fresh \`node\` process (no flags, no loader, clean env with the ` +
+    `For each runtime and each of ${coldRuns} rounds, a fresh \`node\` process of that runtime (no flags, no loader, clean env with the ` +
     "PETS_TABLE_NAME/PETSTORE_STAGE/AWS_REGION the functions read at load) times `await import(bundle)` with " +
     "performance.now(); the same is done for an empty module in every round. Rounds interleave all bundles " +
     "and the empty module, each starting at a different one; bundles are copied outside the project (no " +
@@ -92,6 +96,8 @@ const METHODS = {
     "built with the same options (scripts/bench/emptyEntry.ts: only the banner every bundle carries). Per request: p50 of the handler with telemetry minus the same handler " +
     "without it (log and metric lines built, written to a no-op).",
   middleware:
+    "On this machine's Node in the bench's own process; on Node 24 in a process of its own started with " +
+    "the same loader (node --import tsx). " +
     `Warm, in-process: ${iterations} timed invocations per side after a warm-up, the sides interleaved ` +
     "with a rotating order. Handler = createHandler(deps) from functions/*.ts (the full Middy chain, the " +
     "real key verifier over an in-memory key store, InMemoryPetRepository, a context with " +
@@ -137,124 +143,151 @@ for (const bundle of bundles) {
   );
 }
 
-progress("bundled functions: one request each, from outside the project");
-const smoke = await smokeTestBundles(bundles);
-figures.push(
-  figure({
-    id: "bundle.smoke.failures",
-    section: "1 Bundle size",
-    label: `bundles answering non-2xx, run outside the project (${Object.entries(smoke.answers)
-      .map(([name, answer]) => `${name} ${answer.statusCode}`)
-      .join(", ")})`,
-    value: smoke.failures,
-    unit: "",
-    method: METHODS.smoke,
-    target: { op: "==", value: 0 },
-  }),
-);
+// The figures that depend on the runtime are measured on each: this machine's Node, and Node 24.
+progress(`Node ${NODE24_VERSION} for the runtime figures (scripts/node24.ts)`);
+interface Runtime {
+  readonly node: string;
+  readonly version: string;
+  /** Inserted after the first part of each figure id: "" for this machine's Node. */
+  readonly idPart: string;
+}
+const runtimes: Runtime[] = [{ node: process.execPath, version: process.version, idPart: "" }];
+if (process.version !== `v${NODE24_VERSION}`) {
+  runtimes.push({ node: await ensureNode24(), version: `v${NODE24_VERSION}`, idPart: "node24." });
+}
+const runtimeId = (runtime: Runtime, id: string) => id.replace(".", `.${runtime.idPart}`);
 
-progress(`cold-start proxy: ${coldRuns} rounds of ${bundles.length + 1} fresh node processes`);
-noteLoad("coldStart");
-const cold = await measureColdStarts(bundles, coldRuns);
-type ColdFigures = (typeof cold.bundles)[string];
-const baseline = cold.bundles.baseline as ColdFigures;
-for (const bundle of functionBundles) {
-  const own = cold.bundles[bundle.name] as ColdFigures;
+const smokes: Record<string, Awaited<ReturnType<typeof smokeTestBundles>>> = {};
+for (const runtime of runtimes) {
+  progress(`bundled functions on Node ${runtime.version}: one request each, from outside the project`);
+  const smoke = await smokeTestBundles(bundles, runtime.node);
+  smokes[runtime.version] = smoke;
   figures.push(
     figure({
-      id: `coldStart.${bundle.name}.medianMs`,
-      section: "2 Cold start",
-      label: `${bundle.name} import, median (p90 ${own.p90Ms} ms)`,
-      value: own.medianMs,
-      unit: "ms",
-      method: METHODS.coldStart,
-    }),
-    figure({
-      id: `coldStart.${bundle.name}.ratio`,
-      section: "2 Cold start",
-      label: `${bundle.name} / baseline, median of per-round ratios (ratio of medians ${round(own.medianMs / baseline.medianMs, 3)})`,
-      value: pairedRatioMedian(cold, bundle.name, "baseline"),
+      id: runtimeId(runtime, "bundle.smoke.failures"),
+      section: "1 Bundle size",
+      runtime: runtime.version,
+      label: `bundles answering non-2xx, run outside the project (${Object.entries(smoke.answers)
+        .map(([name, answer]) => `${name} ${answer.statusCode}`)
+        .join(", ")})`,
+      value: smoke.failures,
       unit: "",
-      method: METHODS.coldStart,
-      target: { op: "<=", value: 1.15 },
-    }),
-    figure({
-      id: `coldStart.${bundle.name}.cpuRatio`,
-      section: "2 Cold start",
-      label: `${bundle.name} / baseline, CPU-time medians (${own.cpuMedianMs} vs ${baseline.cpuMedianMs} ms)`,
-      value: round(own.cpuMedianMs / baseline.cpuMedianMs, 3),
-      unit: "",
-      method: METHODS.coldStartCpu,
+      method: METHODS.smoke,
+      target: { op: "==", value: 0 },
     }),
   );
 }
-const observability = cold.bundles.observability as ColdFigures;
-figures.push(
-  figure({
-    id: "coldStart.baseline.medianMs",
-    section: "2 Cold start",
-    label: `baseline import, median (p90 ${baseline.p90Ms} ms)`,
-    value: baseline.medianMs,
-    unit: "ms",
-    method: METHODS.coldStart,
-  }),
-  figure({
-    id: "coldStart.observability.medianMs",
-    section: "2 Cold start",
-    label: `logging + metrics bundle import, median (p90 ${observability.p90Ms} ms)`,
-    value: observability.medianMs,
-    unit: "ms",
-    method: METHODS.observability,
-  }),
-  figure({
-    id: "coldStart.observability.codeMs",
-    section: "2 Cold start",
-    label: "logging + metrics code alone: that import − an empty bundle's, median",
-    value: pairedMedianMs(cold, "observability", "emptyBundle"),
-    unit: "ms",
-    method: METHODS.observability,
-  }),
-  figure({
-    id: "coldStart.empty.medianMs",
-    section: "2 Cold start",
-    label: `empty module import, median (subtracted above)`,
-    value: cold.emptyMs.median,
-    unit: "ms",
-    method: METHODS.coldStart,
-  }),
-);
 
-progress(`middleware overhead: ${iterations} warm invocations per side and operation`);
-noteLoad("middleware");
-const overhead = await measureMiddlewareOverhead(iterations, Math.round(iterations / 5));
-for (const [operation, result] of Object.entries(overhead.operations)) {
+const colds: Record<string, Awaited<ReturnType<typeof measureColdStarts>>> = {};
+for (const runtime of runtimes) {
+  progress(
+    `cold-start proxy on Node ${runtime.version}: ${coldRuns} rounds of ${bundles.length + 1} fresh node processes`,
+  );
+  noteLoad(`coldStart ${runtime.version}`);
+  const cold = await measureColdStarts(bundles, coldRuns, runtime.node);
+  colds[runtime.version] = cold;
+  type ColdFigures = (typeof cold.bundles)[string];
+  const baseline = cold.bundles.baseline as ColdFigures;
+  const measured = (fields: Omit<Parameters<typeof figure>[0], "section" | "runtime">) =>
+    figure({ ...fields, id: runtimeId(runtime, fields.id), section: "2 Cold start", runtime: runtime.version });
+  for (const bundle of functionBundles) {
+    const own = cold.bundles[bundle.name] as ColdFigures;
+    figures.push(
+      measured({
+        id: `coldStart.${bundle.name}.medianMs`,
+        label: `${bundle.name} import, median (p90 ${own.p90Ms} ms)`,
+        value: own.medianMs,
+        unit: "ms",
+        method: METHODS.coldStart,
+      }),
+      measured({
+        id: `coldStart.${bundle.name}.ratio`,
+        label: `${bundle.name} / baseline, median of per-round ratios (ratio of medians ${round(own.medianMs / baseline.medianMs, 3)})`,
+        value: pairedRatioMedian(cold, bundle.name, "baseline"),
+        unit: "",
+        method: METHODS.coldStart,
+        target: { op: "<=", value: 1.15 },
+      }),
+      measured({
+        id: `coldStart.${bundle.name}.cpuRatio`,
+        label: `${bundle.name} / baseline, CPU-time medians (${own.cpuMedianMs} vs ${baseline.cpuMedianMs} ms)`,
+        value: round(own.cpuMedianMs / baseline.cpuMedianMs, 3),
+        unit: "",
+        method: METHODS.coldStartCpu,
+      }),
+    );
+  }
+  const observability = cold.bundles.observability as ColdFigures;
   figures.push(
-    figure({
-      id: `middleware.${operation}.addedP50Us`,
-      section: "3 Middleware",
-      label: `${operation} added at p50 (handler ${result.handlerUs.p50} vs bare ${result.bareUs.p50} µs)`,
-      value: result.addedP50Us,
-      unit: "µs",
-      method: METHODS.middleware,
-      target: { op: "<", value: 20 },
+    measured({
+      id: "coldStart.baseline.medianMs",
+      label: `baseline import, median (p90 ${baseline.p90Ms} ms)`,
+      value: baseline.medianMs,
+      unit: "ms",
+      method: METHODS.coldStart,
     }),
-    figure({
-      id: `middleware.${operation}.addedP99Us`,
-      section: "3 Middleware",
-      label: `${operation} added at p99 (handler ${result.handlerUs.p99} vs bare ${result.bareUs.p99} µs)`,
-      value: result.addedP99Us,
-      unit: "µs",
-      method: METHODS.middleware,
-    }),
-    figure({
-      id: `middleware.${operation}.telemetryP50Us`,
-      section: "3 Middleware",
-      label: `${operation} logging + metrics per request, p50`,
-      value: result.telemetryP50Us,
-      unit: "µs",
+    measured({
+      id: "coldStart.observability.medianMs",
+      label: `logging + metrics bundle import, median (p90 ${observability.p90Ms} ms)`,
+      value: observability.medianMs,
+      unit: "ms",
       method: METHODS.observability,
     }),
+    measured({
+      id: "coldStart.observability.codeMs",
+      label: "logging + metrics code alone: that import − an empty bundle's, median",
+      value: pairedMedianMs(cold, "observability", "emptyBundle"),
+      unit: "ms",
+      method: METHODS.observability,
+    }),
+    measured({
+      id: "coldStart.empty.medianMs",
+      label: `empty module import, median (subtracted above)`,
+      value: cold.emptyMs.median,
+      unit: "ms",
+      method: METHODS.coldStart,
+    }),
   );
+}
+
+const overheads: Record<string, Awaited<ReturnType<typeof measureMiddlewareOverhead>>> = {};
+for (const runtime of runtimes) {
+  progress(`middleware overhead on Node ${runtime.version}: ${iterations} warm invocations per side and operation`);
+  noteLoad(`middleware ${runtime.version}`);
+  const warmup = Math.round(iterations / 5);
+  const overhead =
+    runtime.node === process.execPath
+      ? await measureMiddlewareOverhead(iterations, warmup)
+      : await measureMiddlewareOverheadOn(runtime.node, iterations, warmup);
+  overheads[runtime.version] = overhead;
+  const measured = (fields: Omit<Parameters<typeof figure>[0], "section" | "runtime">) =>
+    figure({ ...fields, id: runtimeId(runtime, fields.id), section: "3 Middleware", runtime: runtime.version });
+  for (const [operation, result] of Object.entries(overhead.operations)) {
+    figures.push(
+      measured({
+        id: `middleware.${operation}.addedP50Us`,
+        label: `${operation} added at p50 (handler ${result.handlerUs.p50} vs bare ${result.bareUs.p50} µs)`,
+        value: result.addedP50Us,
+        unit: "µs",
+        method: METHODS.middleware,
+        target: { op: "<", value: 20 },
+      }),
+      measured({
+        id: `middleware.${operation}.addedP99Us`,
+        label: `${operation} added at p99 (handler ${result.handlerUs.p99} vs bare ${result.bareUs.p99} µs)`,
+        value: result.addedP99Us,
+        unit: "µs",
+        method: METHODS.middleware,
+      }),
+      measured({
+        id: `middleware.${operation}.telemetryP50Us`,
+        label: `${operation} logging + metrics per request, p50`,
+        value: result.telemetryP50Us,
+        unit: "µs",
+        method: METHODS.observability,
+      }),
+    );
+  }
 }
 
 progress("DynamoDB read cost on dynalite: 1,000 then 10,000 pets");
@@ -339,7 +372,8 @@ const results = {
   allTargetsMet: failed.length === 0,
   methods: METHODS,
   figures,
-  details: { bundles, smoke, coldStart: cold, middleware: overhead, readCost: reads, throughput },
+  // Keyed by Node version where the figures depend on it.
+  details: { bundles, smoke: smokes, coldStart: colds, middleware: overheads, readCost: reads, throughput },
 };
 await mkdir(benchDir, { recursive: true });
 await writeFile(`${benchDir}/results.json`, `${JSON.stringify(results, null, 2)}\n`);
@@ -347,7 +381,7 @@ await writeFile(`${benchDir}/results.json`, `${JSON.stringify(results, null, 2)}
 const { nproc, cpuModel, node } = results.machine;
 console.log(markdownTable(figures));
 console.log(
-  `\n${nproc} CPUs (${cpuModel}), Node ${node}; load average at start ${load.start?.join(" ")}; ${totalSeconds} s.`,
+  `\n${nproc} CPUs (${cpuModel}), Node ${node}${runtimes.length > 1 ? ` (runtime figures also on ${runtimes[1]?.version})` : ""}; load average at start ${load.start?.join(" ")}; ${totalSeconds} s.`,
 );
 console.log(`Figures, methods and details: .bench/results.json`);
 if (failed.length > 0) {

@@ -11,7 +11,13 @@ import { createHandler as createListPets } from "../../functions/listPets";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import type { Pet } from "../../lib/contract/schemas";
-import { createDocumentClient, DYNAMODB_CALL_WORST_CASE_MS, DYNAMODB_MAX_ATTEMPTS } from "../../lib/db/client";
+import {
+  createDocumentClient,
+  DYNAMODB_CALL_WORST_CASE_MS,
+  DYNAMODB_MAX_ATTEMPTS,
+  DYNAMODB_REQUEST_TIMEOUT_MS,
+} from "../../lib/db/client";
+import { REQUEST_DEADLINE_MARGIN_MS } from "../../lib/http/middleware/requestDeadline";
 import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { DynamoPetRepository } from "../../lib/pets/repository";
 import {
@@ -77,6 +83,18 @@ async function quietly<T>(act: () => Promise<T>): Promise<T> {
   console.error = () => undefined;
   try {
     return await act();
+  } finally {
+    console.error = original;
+  }
+}
+
+/** Runs `act` and answers the JSON log lines it wrote to console.error, keeping them out of the test output. */
+async function errorLogOf<T>(act: () => Promise<T>): Promise<{ result: T; log: { error?: { cause?: unknown } }[] }> {
+  const original = console.error;
+  const lines: string[] = [];
+  console.error = (line: unknown) => lines.push(String(line));
+  try {
+    return { result: await act(), log: lines.map((line) => JSON.parse(line)) };
   } finally {
     console.error = original;
   }
@@ -173,6 +191,11 @@ describe("a store that cannot be reached or does not answer", () => {
     await new Promise<void>((resolve) => silent.close(() => resolve()));
   });
 
+  /** Far from the deadline, so that only the SDK's own timeouts end the wait. */
+  const TIME_TO_SPARE_MS = 600_000;
+  /** Less than one attempt's request timeout: the SDK alone would still be waiting when Lambda stops the function. */
+  const SHORT_OF_ONE_ATTEMPT_MS = REQUEST_DEADLINE_MARGIN_MS + DYNAMODB_REQUEST_TIMEOUT_MS / 2;
+
   /** A process whose pets and idempotency records live at `endpoint`; keys stay readable. */
   function processAt(endpoint: string): TestProcess {
     const client = createDocumentClient({ region: "us-east-1", endpoint });
@@ -187,22 +210,24 @@ describe("a store that cannot be reached or does not answer", () => {
     };
   }
 
-  /** POST /pets with a Lambda context far from its deadline, so only the SDK can end the wait. */
-  async function createWithTimeToSpare(process: TestProcess, body: unknown) {
+  /** POST /pets as a function with `remainingMs` left before Lambda stops it. */
+  async function createWithRemainingTime(process: TestProcess, body: unknown, remainingMs: number) {
     const event = proxyEvent({
       method: "POST",
       path: "/pets",
       headers: { ...bearer(key), ...jsonContent },
       body: JSON.stringify(body),
     });
-    const context = { ...testContext, getRemainingTimeInMillis: () => 600_000 };
+    const context = { ...testContext, getRemainingTimeInMillis: () => remainingMs };
     return asTestResponse(await createCreatePet(process.deps)(event, context));
   }
 
   it("answers 503 when nothing listens at the store's address", async () => {
     const process = processAt(`http://127.0.0.1:${await freePort()}`);
 
-    const response = await quietly(() => createWithTimeToSpare(process, { name: "Nowhere", categoryId: 1 }));
+    const response = await quietly(() =>
+      createWithRemainingTime(process, { name: "Nowhere", categoryId: 1 }, TIME_TO_SPARE_MS),
+    );
 
     expectUnavailable(response);
     expect(process.faults.attempts).toHaveLength(DYNAMODB_MAX_ATTEMPTS);
@@ -211,10 +236,49 @@ describe("a store that cannot be reached or does not answer", () => {
   it("answers 503 when the store accepts connections but never answers, after the SDK's request timeouts", async () => {
     const process = processAt(`http://127.0.0.1:${silentPort}`);
 
-    const response = await quietly(() => createWithTimeToSpare(process, { name: "Silence", categoryId: 1 }));
+    const response = await quietly(() =>
+      createWithRemainingTime(process, { name: "Silence", categoryId: 1 }, TIME_TO_SPARE_MS),
+    );
 
     expectUnavailable(response);
     expect(process.faults.attempts).toHaveLength(DYNAMODB_MAX_ATTEMPTS);
+  });
+
+  it("answers 503 with Retry-After at the request's deadline when the store does not answer, without waiting out the SDK", async () => {
+    const process = processAt(`http://127.0.0.1:${silentPort}`);
+    // The key is already in this process's cache: the whole time left is the create's.
+    await process.deps.keys.verify(key);
+
+    const { result: response, log } = await errorLogOf(() =>
+      createWithRemainingTime(process, { name: "Out of time", categoryId: 1 }, SHORT_OF_ONE_ATTEMPT_MS),
+    );
+
+    expectUnavailable(response);
+    // Its first call (allocating an id) was aborted during its first attempt, and the log says so.
+    expect(process.faults.calls).toEqual(["UpdateItemCommand"]);
+    expect(process.faults.attempts).toHaveLength(1);
+    expect(log.map((line) => line.error?.cause)).toEqual([expect.objectContaining({ name: "AbortError" })]);
+  });
+
+  it("answers 503, not 401 or 500, when the key lookup gets no answer by the request's deadline", async () => {
+    const keyClient = createDocumentClient({ region: "us-east-1", endpoint: `http://127.0.0.1:${silentPort}` });
+    const keyFaults = injectFaults(keyClient);
+    const process = processAt(String(globalThis.process.env.DYNAMODB_ENDPOINT));
+    const deps = {
+      ...process.deps,
+      keys: createApiKeyVerifier(new DynamoApiKeyStore(keyClient, tableName()), "local"),
+    };
+
+    const { result: response, log } = await errorLogOf(() =>
+      createWithRemainingTime({ ...process, deps }, { name: "Unverified", categoryId: 1 }, SHORT_OF_ONE_ATTEMPT_MS),
+    );
+
+    expectUnavailable(response);
+    expect(log.map((line) => line.error?.cause)).toEqual([expect.objectContaining({ name: "AbortError" })]);
+    expect(keyFaults.calls).toEqual(["GetItemCommand"]);
+    expect(keyFaults.attempts).toHaveLength(1);
+    // The bearer check runs first: nothing was written.
+    expect(process.faults.calls).toEqual([]);
   });
 
   it("gives up on one DynamoDB call well before the Lambda timeout of 10 s", () => {

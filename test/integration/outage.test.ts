@@ -1,31 +1,34 @@
 /**
- * DynamoDB stopped under a running `npm start` and started again, while clients create pets and
+ * DynamoDB cut off under a running `npm start` and reachable again, while clients create pets and
  * retry as the contract tells them to (same Idempotency-Key, after Retry-After). During the outage
  * every answer is a retryable 503 or 409 in the Error shape; afterwards every logical create has
  * exactly one pet: nothing lost, nothing duplicated, nothing half-written.
+ *
+ * The outage is certain to meet a create in flight: the link to DynamoDB is cut at the first answer
+ * the engine gives once every client has a pet, so the call that answer belongs to was applied and its answer
+ * lost, and every call after it finds DynamoDB unreachable until the link is restored.
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterEach, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import type { Pet } from "../../lib/contract/schemas";
-import { type EmbeddedDynamo, ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
+import { tableName } from "../support/dynamo";
 import { freePort, type RunningProcess, runScript } from "../support/processes";
+import { type StoreLink, startStoreLink } from "../support/storeLink";
 
 const CLIENTS = 6;
 const CREATES_PER_CLIENT = 5;
-const TABLE = "outage";
 
 const running: RunningProcess[] = [];
-const engines: EmbeddedDynamo[] = [];
+const links: StoreLink[] = [];
 const folders: string[] = [];
 
 afterEach(async () => {
   for (const server of running.splice(0)) server.killGroup("SIGKILL");
-  await Promise.all(engines.splice(0).map((engine) => engine.close()));
+  await Promise.all(links.splice(0).map((link) => link.close()));
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
@@ -36,35 +39,19 @@ interface Answer {
   readonly body: unknown;
 }
 
-async function startDynamo(port: number, path: string): Promise<EmbeddedDynamo> {
-  const engine = await startEmbeddedDynamo({ host: "127.0.0.1", port, path });
-  engines.push(engine);
-  return engine;
-}
-
-async function stopDynamo(engine: EmbeddedDynamo): Promise<void> {
-  engines.splice(engines.indexOf(engine), 1);
-  await engine.close();
-}
-
-describe("DynamoDB stopped and restarted under npm start", () => {
+describe("DynamoDB unreachable under npm start, then back", () => {
   it("answers retryable errors during the outage, and clients that retry with their key end with exactly one pet each", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "petstore-outage-"));
-    folders.push(dataDir);
-    const dynamoPort = await freePort();
-    const endpoint = `http://127.0.0.1:${dynamoPort}`;
-    let engine = await startDynamo(dynamoPort, join(dataDir, "db"));
-    await ensureTable(
-      new DynamoDBClient({ region: "us-east-1", endpoint, credentials: { accessKeyId: "l", secretAccessKey: "l" } }),
-      TABLE,
-    );
+    const cwd = mkdtempSync(join(tmpdir(), "petstore-outage-"));
+    folders.push(cwd);
+    const link = await startStoreLink(String(process.env.DYNAMODB_ENDPOINT));
+    links.push(link);
     const key = generateApiKey("local");
     const server = runScript("local/main.ts", [], {
-      cwd: dataDir,
+      cwd,
       env: {
         PORT: String(await freePort()),
-        DYNAMODB_ENDPOINT: endpoint,
-        PETS_TABLE_NAME: TABLE,
+        DYNAMODB_ENDPOINT: link.endpoint,
+        PETS_TABLE_NAME: tableName(),
         PETSTORE_API_KEY: key,
       },
     });
@@ -104,13 +91,12 @@ describe("DynamoDB stopped and restarted under npm start", () => {
 
     // Act: an outage in the middle of the run. Creates cut off mid-way cannot release their
     // Idempotency-Key while the store is down, so their retries get 409 until the lock lapses (15 s).
-    await expect.poll(() => created.size, { timeout: 30_000 }).toBeGreaterThanOrEqual(CLIENTS);
-    await stopDynamo(engine);
+    await link.cutAtAnswer(() => created.size >= CLIENTS);
     await expect
       .poll(() => answers.filter((answer) => answer.status === 503).length, { timeout: 30_000 })
       .toBeGreaterThanOrEqual(1);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    engine = await startDynamo(dynamoPort, join(dataDir, "db"));
+    await link.restore();
     await Promise.all(clients);
 
     // Assert: only the retryable statuses, each in the Error shape and with Retry-After.

@@ -3,6 +3,9 @@ import { createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createGetPet } from "../../functions/getPet";
 import { createHandler as createListPets } from "../../functions/listPets";
 import { errorSchema } from "../../lib/contract/schemas";
+import type { Deadline } from "../../lib/db/deadline";
+import { REQUEST_DEADLINE_MARGIN_MS } from "../../lib/http/middleware/requestDeadline";
+import type { PetPageQuery } from "../../lib/pets/repository";
 import {
   asTestResponse,
   bearer,
@@ -258,6 +261,75 @@ describe("failures of the store", () => {
     } finally {
       console.error = originalError;
     }
+  });
+});
+
+describe("the request's deadline", () => {
+  /** A Lambda context with `remainingMs` left at the moment of the call. */
+  const contextWithRemaining = (remainingMs: number) => ({
+    ...testContext,
+    getRemainingTimeInMillis: () => remainingMs,
+  });
+
+  it("is given to the key lookup and to every store call, one margin before Lambda's own timeout", async () => {
+    const seen: { verify?: Deadline | undefined; page?: Deadline | undefined } = {};
+    const deps = fakeDependencies(token, {
+      keys: {
+        verify: async (candidate, deadline) => {
+          seen.verify = deadline;
+          return candidate === token ? { keyId: "key_test" } : undefined;
+        },
+      },
+    });
+    const page = deps.pets.page.bind(deps.pets);
+    deps.pets.page = async (query: PetPageQuery, deadline?: Deadline) => {
+      seen.page = deadline;
+      return page(query);
+    };
+    const remainingMs = 10_000;
+
+    const before = Date.now();
+    const response = asTestResponse(
+      await createListPets(deps)(
+        proxyEvent({ path: "/pets", headers: bearer(token) }),
+        contextWithRemaining(remainingMs),
+      ),
+    );
+    const after = Date.now();
+
+    expect(response.status).toBe(200);
+    expect(seen.page).toBe(seen.verify);
+    expect(seen.page?.atMs).toBeGreaterThanOrEqual(before + remainingMs - REQUEST_DEADLINE_MARGIN_MS);
+    expect(seen.page?.atMs).toBeLessThanOrEqual(after + remainingMs - REQUEST_DEADLINE_MARGIN_MS);
+  });
+
+  it("answers 503 with Retry-After when the operation is still waiting at the deadline, whatever it waits on", async () => {
+    const deps = fakeDependencies(token);
+    // Ignores the deadline's signal: only Middy's early-timeout response can end this request.
+    deps.pets.get = () => new Promise(() => undefined);
+    const event = proxyEvent({
+      path: "/pets/1",
+      resource: "/pets/{petId}",
+      pathParameters: { petId: "1" },
+      headers: bearer(token),
+    });
+
+    const logged: string[] = [];
+    const originalError = console.error;
+    console.error = (line: unknown) => logged.push(String(line));
+
+    let response: TestResponse;
+    try {
+      response = asTestResponse(await createGetPet(deps)(event, contextWithRemaining(REQUEST_DEADLINE_MARGIN_MS + 50)));
+    } finally {
+      console.error = originalError;
+    }
+
+    expectError(response, 503, "service_unavailable");
+    expect(response.headers["retry-after"]).toMatch(/^[1-9][0-9]*$/);
+    expect(logged.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ message: "request failed", status: 503 }),
+    ]);
   });
 });
 

@@ -28,7 +28,7 @@ export function bearerAuth(verifier: ApiKeyVerifier): MiddlewareObj<ApiEvent, Ap
       const token = match[1]?.trim() ?? "";
       if (!token) throw new UnauthorizedError(false);
       // Anything sent as a bearer token is judged by the verifier, which accepts only key-shaped ones.
-      const principal = await verifier.verify(token);
+      const principal = await verifier.verify(token, request.event.deadline);
       if (!principal) {
         const slip = describeKeySlip(token);
         throw new UnauthorizedError(
