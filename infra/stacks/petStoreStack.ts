@@ -20,8 +20,8 @@ import { API_BASE_PATH, type DynamoAction, type RouteDefinition, routeList } fro
 import type { StageConfig } from "../config";
 import { STACK_OUTPUTS } from "../deployment";
 import { accessLogFormat } from "./accessLog";
-import { EdgeProtection } from "./edgeProtection";
 import { CustomDomain } from "./customDomain";
+import { EdgeProtection } from "./edgeProtection";
 import { cdkBundling } from "./functionBundling";
 import { GatewayErrors } from "./gatewayErrors";
 import { Monitoring } from "./monitoring";
@@ -279,7 +279,9 @@ export class PetStoreStack extends Stack {
     // moves the alias to it (./rollout.ts). Versions the alias left are deleted once the update is done.
     const { provisionedConcurrency } = config.functions;
     if (!Number.isInteger(provisionedConcurrency) || provisionedConcurrency < 0) {
-      throw new Error(`functions.provisionedConcurrency of the ${config.stage} stage must be a whole number, 0 for none.`);
+      throw new Error(
+        `functions.provisionedConcurrency of the ${config.stage} stage must be a whole number, 0 for none.`,
+      );
     }
     const alias = fn.addAlias(LIVE_ALIAS, {
       description: `What API Gateway invokes: the ${route.operationId} version clients get (${config.stage})`,

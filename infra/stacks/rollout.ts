@@ -110,8 +110,8 @@ export class GradualRollout extends Construct {
       new cloudwatch.MathExpression({
         expression: rollsBack("FILL(errors, 0)", "FILL(requests, 0)"),
         usingMetrics: {
-          errors: api.metricServerError({ statistic: "Sum", period: ROLLBACK_PERIOD }),
-          requests: api.metricCount({ statistic: "Sum", period: ROLLBACK_PERIOD }),
+          errors: api.deploymentStage.metricServerError({ statistic: "Sum", period: ROLLBACK_PERIOD }),
+          requests: api.deploymentStage.metricCount({ statistic: "Sum", period: ROLLBACK_PERIOD }),
         },
         label: "stage 5xx beyond the rollback limit",
         period: ROLLBACK_PERIOD,
@@ -183,7 +183,13 @@ export class GradualRollout extends Construct {
     const { percentage, interval } = shifting;
     const minutes = interval.toMinutes({ integral: false });
     // CodeDeploy's limits for a time-based canary: a whole percentage below 100, whole minutes.
-    if (!Number.isInteger(percentage) || percentage < 1 || percentage > 99 || !Number.isInteger(minutes) || minutes < 1) {
+    if (
+      !Number.isInteger(percentage) ||
+      percentage < 1 ||
+      percentage > 99 ||
+      !Number.isInteger(minutes) ||
+      minutes < 1
+    ) {
       throw new Error(
         `rollout.trafficShifting of the ${stage} stage: a canary needs a whole percentage from 1 to 99 and an interval of whole minutes.`,
       );
