@@ -1,6 +1,7 @@
 /**
  * Deployment settings a platform engineer sets without editing code: the AWS account and region a
- * stage is pinned to, where its alarms go, and its custom domain. Each comes from CDK context (cdk.json's "context",
+ * stage is pinned to, where its alarms go, its custom domain, and (for one deploy) whether its
+ * rollback alarms are ignored. Each comes from CDK context (cdk.json's "context",
  * or `npx cdk deploy -c prod:account=123456789012`) or, when the context does not have it, from the
  * environment (`PETSTORE_PROD_ACCOUNT=123456789012`). The app entry (infra/app.ts) reads them once
  * and hands each stage's settings to its constructs inside the stage's typed config; no construct
@@ -20,6 +21,12 @@ export interface StageSettings {
   readonly alarmTopicArn?: string;
   /** The stage's own address, `https://<domainName>/v1`; only the execute-api address when undefined. */
   readonly customDomain?: CustomDomainSettings;
+  /**
+   * For one deploy: CodeDeploy shifts traffic without looking at the rollback alarms. For shipping a
+   * fix (or an earlier commit) while the stage is failing, when the alarms would roll it back at once
+   * (docs/delivery.md). Never set in cdk.json.
+   */
+  readonly ignoreRollbackAlarms?: true;
 }
 
 export interface CustomDomainSettings {
@@ -51,6 +58,7 @@ export const settingNames = [
   "hostedZoneId",
   "hostedZoneName",
   "disableExecuteApiEndpoint",
+  "ignoreRollbackAlarms",
 ] as const;
 type SettingName = (typeof settingNames)[number];
 
@@ -92,6 +100,7 @@ const rules: Record<SettingName, { pattern: RegExp; many: boolean; expected: str
   },
   hostedZoneName: { pattern: DOMAIN_NAME, many: false, expected: "one lower-case domain name such as example.com" },
   disableExecuteApiEndpoint: { pattern: /^(true|false)$/, many: false, expected: "true or false" },
+  ignoreRollbackAlarms: { pattern: /^(true|false)$/, many: false, expected: "true or false" },
 };
 
 /**
@@ -132,12 +141,14 @@ export function readStageSettings(
   const [region] = valid("region");
   const [alarmTopicArn] = valid("alarmTopicArn");
   const customDomain = customDomainSettings(stage, (name) => valid(name)[0], { account, region });
+  const [ignoreRollbackAlarms] = valid("ignoreRollbackAlarms");
   return {
     alarmEmails: valid("alarmEmails"),
     ...(account === undefined ? {} : { account }),
     ...(region === undefined ? {} : { region }),
     ...(alarmTopicArn === undefined ? {} : { alarmTopicArn }),
     ...(customDomain === undefined ? {} : { customDomain }),
+    ...(ignoreRollbackAlarms === "true" ? { ignoreRollbackAlarms: true as const } : {}),
   };
 }
 

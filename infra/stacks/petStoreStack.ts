@@ -168,9 +168,11 @@ export class PetStoreStack extends Stack {
     this.rollout = new GradualRollout(this, "Rollout", {
       stage: config.stage,
       api: this.api,
+      stageName: STAGE_NAME,
       aliases: this.aliases,
       config: config.rollout,
       serverErrorRate: config.monitoring.serverErrorRate,
+      ignoreRollbackAlarms: config.settings.ignoreRollbackAlarms ?? false,
     });
     this.edgeProtection = config.edgeProtection
       ? new EdgeProtection(this, "EdgeProtection", {

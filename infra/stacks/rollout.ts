@@ -41,11 +41,15 @@ export interface RolloutConfig {
 export interface GradualRolloutProps {
   readonly stage: DeployedStageName;
   readonly api: apigateway.RestApi;
+  /** The name of the API's stage (`v1`). */
+  readonly stageName: string;
   /** Each API function's `live` alias, by operation id. */
   readonly aliases: Readonly<Record<string, lambda.Alias>>;
   readonly config: RolloutConfig;
   /** The share of 5xx answers the stage accepts (monitoring's serverErrorRate): above it, a deployment is rolled back. */
   readonly serverErrorRate: number;
+  /** This deploy shifts traffic without watching the rollback alarms (infra/settings.ts, ignoreRollbackAlarms). */
+  readonly ignoreRollbackAlarms: boolean;
 }
 
 /**
@@ -104,15 +108,22 @@ export class GradualRollout extends Construct {
       });
     const judgedBy = `${config.failuresToRollBack} or more in a minute, and more than ${props.serverErrorRate * 100}% of that minute's`;
 
+    // The stage's metrics by its names, not by references to the API's resources: the aliases'
+    // deployment groups depend on this alarm, and the API's methods depend on the aliases.
+    const stageMetric = (metricName: string) =>
+      new cloudwatch.Metric({
+        namespace: "AWS/ApiGateway",
+        metricName,
+        dimensionsMap: { ApiName: api.restApiName, Stage: props.stageName },
+        statistic: "Sum",
+        period: ROLLBACK_PERIOD,
+      });
     this.stageRollbackAlarm = rollbackAlarm(
       "StageServerErrorsRollback",
       `Rolls back a deployment of the ${stage} functions: ${judgedBy} requests answered 5xx by the stage (gateway errors included). Not a page (docs/delivery.md).`,
       new cloudwatch.MathExpression({
         expression: rollsBack("FILL(errors, 0)", "FILL(requests, 0)"),
-        usingMetrics: {
-          errors: api.deploymentStage.metricServerError({ statistic: "Sum", period: ROLLBACK_PERIOD }),
-          requests: api.deploymentStage.metricCount({ statistic: "Sum", period: ROLLBACK_PERIOD }),
-        },
+        usingMetrics: { errors: stageMetric("5XXError"), requests: stageMetric("Count") },
         label: "stage 5xx beyond the rollback limit",
         period: ROLLBACK_PERIOD,
       }),
@@ -147,17 +158,27 @@ export class GradualRollout extends Construct {
       );
       this.functionRollbackAlarms[operation] = alarm;
 
-      this.deploymentGroups[operation] = new codedeploy.LambdaDeploymentGroup(this, `${name}Deployment`, {
+      const group = new codedeploy.LambdaDeploymentGroup(this, `${name}Deployment`, {
         application: this.application,
         deploymentGroupName: operation,
         alias,
         deploymentConfig: this.deploymentConfig,
         alarms: [alarm, this.stageRollbackAlarm],
-        autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: true },
+        // While the stage fails, its rollback alarms are in ALARM and would roll back the very deploy
+        // that fixes it; that one deploy can ignore them (docs/delivery.md).
+        ignoreAlarmConfiguration: props.ignoreRollbackAlarms,
+        autoRollback: {
+          failedDeployment: true,
+          stoppedDeployment: true,
+          deploymentInAlarm: !props.ignoreRollbackAlarms,
+        },
         // The construct would attach AWSCodeDeployRoleForLambdaLimited, which may move every alias
         // in the account; the role gets exactly what it needs below instead.
         role: this.serviceRole.withoutPolicyUpdates(),
       });
+      // The group's alarm setting must be in place before CloudFormation asks it to move the alias.
+      alias.node.addDependency(group);
+      this.deploymentGroups[operation] = group;
       // What AWSCodeDeployRoleForLambdaLimited grants for Lambda deployments, on these aliases only
       // (no hooks, no S3 revisions here):
       // https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AWSCodeDeployRoleForLambdaLimited.html

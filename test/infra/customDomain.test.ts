@@ -1,8 +1,8 @@
 /**
  * A stage with its optional deployment settings set, as a platform engineer sets them (CDK context,
  * infra/settings.ts), synthesised once for the file and without bundling: production on its own
- * domain in a Route 53 zone with the execute-api endpoint disabled and provisioned concurrency on,
- * staging on a domain whose DNS record is set by hand.
+ * domain in a Route 53 zone with the execute-api endpoint disabled, provisioned concurrency on and
+ * (for this one deploy) its rollback alarms ignored, staging on a domain whose DNS record is set by hand.
  */
 import type { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -31,6 +31,7 @@ beforeAll(() => {
       "prod:hostedZoneId": "Z0123456789ABCDEFGHIJ",
       "prod:hostedZoneName": "example.com",
       "prod:disableExecuteApiEndpoint": "true",
+      "prod:ignoreRollbackAlarms": "true",
       "staging:domainName": "staging.api.example.com",
       "staging:certificateArn": CERTIFICATE,
     },
@@ -163,6 +164,29 @@ describe("provisioned concurrency", () => {
     }
     for (const alias of Object.values(resourcesOf(staging(), "AWS::Lambda::Alias"))) {
       expect(alias.Properties.ProvisionedConcurrencyConfig).toBeUndefined();
+    }
+  });
+});
+
+describe("a deploy that ignores the rollback alarms", () => {
+  const groupsOf = (template: Template) => Object.values(resourcesOf(template, "AWS::CodeDeploy::DeploymentGroup"));
+
+  it("still shifts through CodeDeploy and rolls back a failed or stopped deployment, without watching the alarms", () => {
+    const groups = groupsOf(production());
+
+    expect(groups.length).toBeGreaterThan(0);
+    for (const group of groups) {
+      expect(group.Properties.AlarmConfiguration).toMatchObject({ Enabled: false });
+      expect(group.Properties.AutoRollbackConfiguration).toEqual({
+        Enabled: true,
+        Events: ["DEPLOYMENT_FAILURE", "DEPLOYMENT_STOP_ON_REQUEST"],
+      });
+    }
+  });
+
+  it("applies to the stage it is set for only", () => {
+    for (const group of groupsOf(staging())) {
+      expect(group.Properties.AlarmConfiguration).toMatchObject({ Enabled: true });
     }
   });
 });

@@ -181,3 +181,25 @@ describe("custom domain settings", () => {
     expect(settings.customDomain?.hostedZone).toEqual({ id: "Z0123ABC", name: "example.com" });
   });
 });
+
+describe("ignoring the rollback alarms for one deploy", () => {
+  it("is off unless set to true, from context or the environment", () => {
+    expect(readStageSettings("prod", noContext, {}).ignoreRollbackAlarms).toBeUndefined();
+    expect(
+      readStageSettings("prod", (key) => (key === "prod:ignoreRollbackAlarms" ? "false" : undefined), {})
+        .ignoreRollbackAlarms,
+    ).toBeUndefined();
+    expect(
+      readStageSettings("prod", noContext, { PETSTORE_PROD_IGNORE_ROLLBACK_ALARMS: "true" }).ignoreRollbackAlarms,
+    ).toBe(true);
+    expect(
+      readStageSettings("staging", noContext, { PETSTORE_PROD_IGNORE_ROLLBACK_ALARMS: "true" }).ignoreRollbackAlarms,
+    ).toBeUndefined();
+  });
+
+  it("refuses anything but true or false", () => {
+    expect(() =>
+      readStageSettings("prod", (key) => (key === "prod:ignoreRollbackAlarms" ? "yes" : undefined), {}),
+    ).toThrow("Invalid deployment setting context prod:ignoreRollbackAlarms: must be true or false.");
+  });
+});

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { stageConfigs } from "../../infra/config";
 import { deployedStages, STACK_OUTPUTS } from "../../infra/deployment";
+import { settingNames } from "../../infra/settings";
 import { DEPLOY_SESSION_DURATION } from "../../infra/stacks/deliveryAccessStack";
 import { trafficShiftingDuration } from "../../infra/stacks/rollout";
 import { baseUrlFromOutputs, DeliveryStageError, deliveryStageLines } from "../../scripts/deliveryStage";
@@ -152,6 +153,33 @@ describe("deploy workflow agrees with infra/deployment.ts", () => {
     expect(secretLines.length).toBeGreaterThan(0);
     for (const line of secretLines) expect(line).toMatch(/^\s+[A-Z_]+: \$\{\{ secrets\.[A-Z_]+( != '')? \}\}$/);
     expect(stageWorkflow).not.toMatch(/--key\b/);
+  });
+});
+
+describe("a manual deploy that ignores the rollback alarms", () => {
+  const deployWorkflow = readWorkflow("deploy.yml");
+  const stageWorkflow = readWorkflow("deploy-stage.yml");
+  const dispatchInput = mappingOf(
+    mappingAt(deployWorkflow, ["on", "workflow_dispatch", "inputs"]).get("ignore-rollback-alarms")?.block ?? [],
+  );
+
+  it("is a choice of Run workflow only, off by default", () => {
+    expect(dispatchInput.get("type")?.value).toBe("boolean");
+    expect(dispatchInput.get("default")?.value).toBe("false");
+  });
+
+  it("reaches every stage's job, false on a push, and becomes that stage's ignoreRollbackAlarms setting", () => {
+    const jobs = [...mappingAt(deployWorkflow, ["jobs"]).values()].map((job) =>
+      mappingOf(mappingOf(job.block).get("with")?.block ?? []),
+    );
+
+    expect(jobs).toHaveLength(stages.length);
+    for (const job of jobs) {
+      expect(job.get("ignore-rollback-alarms")?.value).toBe("${{ inputs.ignore-rollback-alarms == true }}");
+    }
+    expect(settingNames).toContain("ignoreRollbackAlarms");
+    expect(stageWorkflow).toContain('npm run synth -- -c "$STAGE:ignoreRollbackAlarms=true"');
+    expect(stageWorkflow).toContain("IGNORE_ROLLBACK_ALARMS: ${{ inputs.ignore-rollback-alarms }}");
   });
 });
 
