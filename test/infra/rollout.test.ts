@@ -125,9 +125,8 @@ describe.each(stages)("$id stage", (config: StageConfig) => {
     }
     // The group (and its alarm setting) is updated before CloudFormation asks it to move the alias.
     for (const [, alias] of aliasesOf(template())) {
-      const groupId = refTo(
-        (alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate as { DeploymentGroupName: unknown }).DeploymentGroupName,
-      );
+      const policy = alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate as { DeploymentGroupName: unknown } | undefined;
+      const groupId = refTo(policy?.DeploymentGroupName);
       expect((alias as { DependsOn?: string[] }).DependsOn).toContain(groupId);
     }
   });

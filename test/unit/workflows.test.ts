@@ -175,11 +175,11 @@ describe("a manual deploy that ignores the rollback alarms", () => {
 
     expect(jobs).toHaveLength(stages.length);
     for (const job of jobs) {
-      expect(job.get("ignore-rollback-alarms")?.value).toBe("${{ inputs.ignore-rollback-alarms == true }}");
+      expect(job.get("ignore-rollback-alarms")?.value).toBe(`\${{ inputs.ignore-rollback-alarms == true }}`);
     }
     expect(settingNames).toContain("ignoreRollbackAlarms");
     expect(stageWorkflow).toContain('npm run synth -- -c "$STAGE:ignoreRollbackAlarms=true"');
-    expect(stageWorkflow).toContain("IGNORE_ROLLBACK_ALARMS: ${{ inputs.ignore-rollback-alarms }}");
+    expect(stageWorkflow).toContain(`IGNORE_ROLLBACK_ALARMS: \${{ inputs.ignore-rollback-alarms }}`);
   });
 });
 
