@@ -10,6 +10,7 @@ import { type DeployedStage, deployedStages } from "./deployment";
 import { type StageSettings, unconfiguredSettings } from "./settings";
 import type { EdgeProtectionConfig } from "./stacks/edgeProtection";
 import type { MonitoringConfig } from "./stacks/monitoring";
+import type { RolloutConfig } from "./stacks/rollout";
 
 /** `id`, `stage` and `stackName` come from infra/deployment.ts, which the CLIs read too. */
 export interface StageConfig extends DeployedStage {
@@ -27,7 +28,15 @@ export interface StageConfig extends DeployedStage {
     readonly logLevel: LogLevel;
     /** Lambda's own lines: INFO keeps START and REPORT (duration, init duration, memory used). */
     readonly systemLogLevel: SystemLogLevel;
+    /**
+     * Instances Lambda keeps initialised on each function's `live` alias, so that requests meet no
+     * cold start; 0 for none. Billed per instance and hour whether used or not, and taken from the
+     * account's concurrency.
+     */
+    readonly provisionedConcurrency: number;
   };
+  /** How a new version of the functions reaches clients, and when it is rolled back (./stacks/rollout.ts). */
+  readonly rollout: RolloutConfig;
   readonly api: {
     /**
      * Requests per second, steady and burst, shared by every client; API Gateway applies the limits
@@ -54,7 +63,15 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
   Staging: {
     ...deployedStages.staging,
     table: { removalPolicy: RemovalPolicy.DESTROY, deletionProtection: false, pointInTimeRecoveryDays: 35 },
-    functions: { memoryMb: 512, timeout: Duration.seconds(10), logLevel: "DEBUG", systemLogLevel: SystemLogLevel.INFO },
+    functions: {
+      memoryMb: 512,
+      timeout: Duration.seconds(10),
+      logLevel: "DEBUG",
+      systemLogLevel: SystemLogLevel.INFO,
+      provisionedConcurrency: 0,
+    },
+    // Staging's traffic is testers and the pipeline's smoke checks: a canary would only slow them.
+    rollout: { trafficShifting: { type: "allAtOnce" }, failuresToRollBack: 1 },
     api: { throttlingRateLimit: 20, throttlingBurstLimit: 40 },
     // No firewall in staging: testers and load tests must not be blocked (set it to try the rules there).
     edgeProtection: undefined,
@@ -78,7 +95,21 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
   Production: {
     ...deployedStages.prod,
     table: { removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, pointInTimeRecoveryDays: 35 },
-    functions: { memoryMb: 512, timeout: Duration.seconds(10), logLevel: "INFO", systemLogLevel: SystemLogLevel.INFO },
+    functions: {
+      memoryMb: 512,
+      timeout: Duration.seconds(10),
+      logLevel: "INFO",
+      systemLogLevel: SystemLogLevel.INFO,
+      provisionedConcurrency: 0,
+    },
+    rollout: {
+      // A tenth of the requests meet the new version for 5 minutes; then all do.
+      trafficShifting: { type: "canary", percentage: 10, interval: Duration.minutes(5) },
+      // One failed request in a minute (when it is also more than 1% of that minute's) stops the
+      // deployment: at low traffic the canary sees only a few requests, and a needless rollback
+      // costs a re-run where a missed one costs an outage.
+      failuresToRollBack: 1,
+    },
     api: { throttlingRateLimit: 100, throttlingBurstLimit: 200 },
     edgeProtection: {
       rateLimitWindowSeconds: 60,

@@ -28,8 +28,12 @@ export const deployedStages: Readonly<Record<DeployedStageName, DeployedStage>> 
 
 /** Output keys of each stage's stack. */
 export const STACK_OUTPUTS = {
-  /** The API's base URL, ending in /v1. */
+  /** The API's public base URL, ending in /v1: the custom domain's when the stage has one. */
   baseUrl: "BaseUrl",
+  /** The default `https://<api-id>.execute-api.<region>.amazonaws.com/v1`, while it is enabled. */
+  executeApiUrl: "ExecuteApiUrl",
+  /** The name a custom domain's DNS record must point at, when Route 53 does not manage the record. */
+  customDomainTarget: "CustomDomainTarget",
   tableName: "TableName",
   alarmTopicArn: "AlarmTopicArn",
   dashboardName: "DashboardName",

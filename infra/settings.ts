@@ -1,6 +1,7 @@
 /**
  * Deployment settings a platform engineer sets without editing code: the AWS account and region a
- * stage is pinned to, and where its alarms go. Each comes from CDK context (cdk.json's "context",
+ * stage is pinned to, where its alarms go, its custom domain, and (for one deploy) whether its
+ * rollback alarms are ignored. Each comes from CDK context (cdk.json's "context",
  * or `npx cdk deploy -c prod:account=123456789012`) or, when the context does not have it, from the
  * environment (`PETSTORE_PROD_ACCOUNT=123456789012`). The app entry (infra/app.ts) reads them once
  * and hands each stage's settings to its constructs inside the stage's typed config; no construct
@@ -18,6 +19,25 @@ export interface StageSettings {
   readonly alarmEmails: readonly string[];
   /** An existing SNS topic (for example the team's pager integration) that receives the stage's alarms too. */
   readonly alarmTopicArn?: string;
+  /** The stage's own address, `https://<domainName>/v1`; only the execute-api address when undefined. */
+  readonly customDomain?: CustomDomainSettings;
+  /**
+   * For one deploy: CodeDeploy shifts traffic without looking at the rollback alarms. For shipping a
+   * fix (or an earlier commit) while the stage is failing, when the alarms would roll it back at once
+   * (docs/delivery.md). Never set in cdk.json.
+   */
+  readonly ignoreRollbackAlarms?: true;
+}
+
+export interface CustomDomainSettings {
+  /** For example `api.example.com`: a REGIONAL API Gateway domain name, mapped to the stage under `v1`. */
+  readonly domainName: string;
+  /** An issued ACM certificate for the domain name, in the stage's own account and region. */
+  readonly certificateArn: string;
+  /** When given, the stack keeps an alias record for the domain name in this public Route 53 zone. */
+  readonly hostedZone?: { readonly id: string; readonly name: string };
+  /** Refuse calls through `https://<api-id>.execute-api.<region>.amazonaws.com` (403): the domain is the only way in. */
+  readonly disableExecuteApiEndpoint: boolean;
 }
 
 /** A stage's settings when nothing is configured. */
@@ -28,13 +48,27 @@ export class SettingsError extends Error {
 }
 
 /** The setting names, as they appear after the stage in a context key (`prod:alarmEmails`). */
-export const settingNames = ["account", "region", "alarmEmails", "alarmTopicArn"] as const;
+export const settingNames = [
+  "account",
+  "region",
+  "alarmEmails",
+  "alarmTopicArn",
+  "domainName",
+  "certificateArn",
+  "hostedZoneId",
+  "hostedZoneName",
+  "disableExecuteApiEndpoint",
+  "ignoreRollbackAlarms",
+] as const;
 type SettingName = (typeof settingNames)[number];
 
 /** `prod:alarmTopicArn` in context, `PETSTORE_PROD_ALARM_TOPIC_ARN` in the environment. */
 export const contextKey = (stage: DeployedStageName, name: SettingName) => `${stage}:${name}`;
 export const environmentVariable = (stage: DeployedStageName, name: SettingName) =>
   `PETSTORE_${stage.toUpperCase()}_${name.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase()}`;
+
+/** A lower-case DNS name of at least two labels, without scheme, path or trailing dot. */
+const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 const rules: Record<SettingName, { pattern: RegExp; many: boolean; expected: string }> = {
   account: { pattern: /^\d{12}$/, many: false, expected: "one 12-digit AWS account id" },
@@ -49,6 +83,24 @@ const rules: Record<SettingName, { pattern: RegExp; many: boolean; expected: str
     many: false,
     expected: "one SNS topic ARN",
   },
+  domainName: {
+    pattern: DOMAIN_NAME,
+    many: false,
+    expected: "one lower-case domain name such as api.example.com (no https://, no path)",
+  },
+  certificateArn: {
+    pattern: /^arn:aws[a-z-]*:acm:[a-z]{2}(-[a-z]+)+-\d:\d{12}:certificate\/[0-9a-f-]{36}$/,
+    many: false,
+    expected: "one ACM certificate ARN",
+  },
+  hostedZoneId: {
+    pattern: /^Z[0-9A-Z]{1,31}$/,
+    many: false,
+    expected: "one Route 53 hosted zone id such as Z0123456789ABCDEFGHIJ",
+  },
+  hostedZoneName: { pattern: DOMAIN_NAME, many: false, expected: "one lower-case domain name such as example.com" },
+  disableExecuteApiEndpoint: { pattern: /^(true|false)$/, many: false, expected: "true or false" },
+  ignoreRollbackAlarms: { pattern: /^(true|false)$/, many: false, expected: "true or false" },
 };
 
 /**
@@ -88,10 +140,71 @@ export function readStageSettings(
   const [account] = valid("account");
   const [region] = valid("region");
   const [alarmTopicArn] = valid("alarmTopicArn");
+  const customDomain = customDomainSettings(stage, (name) => valid(name)[0], { account, region });
+  const [ignoreRollbackAlarms] = valid("ignoreRollbackAlarms");
   return {
     alarmEmails: valid("alarmEmails"),
     ...(account === undefined ? {} : { account }),
     ...(region === undefined ? {} : { region }),
     ...(alarmTopicArn === undefined ? {} : { alarmTopicArn }),
+    ...(customDomain === undefined ? {} : { customDomain }),
+    ...(ignoreRollbackAlarms === "true" ? { ignoreRollbackAlarms: true as const } : {}),
+  };
+}
+
+/** The custom domain settings, each well-formed already, checked against each other and the stage's pin. */
+function customDomainSettings(
+  stage: DeployedStageName,
+  value: (name: SettingName) => string | undefined,
+  pinned: { account: string | undefined; region: string | undefined },
+): CustomDomainSettings | undefined {
+  const key = (name: SettingName) => contextKey(stage, name);
+  const inconsistent = (problem: string) => new SettingsError(`Invalid deployment settings: ${problem}.`);
+  const domainName = value("domainName");
+  const certificateArn = value("certificateArn");
+  const hostedZoneId = value("hostedZoneId");
+  const hostedZoneName = value("hostedZoneName");
+  const disableExecuteApiEndpoint = value("disableExecuteApiEndpoint") === "true";
+
+  if (domainName === undefined) {
+    const without = (["certificateArn", "hostedZoneId", "hostedZoneName"] as const).find(
+      (name) => value(name) !== undefined,
+    );
+    if (without) throw inconsistent(`${key(without)} is set but ${key("domainName")} is not`);
+    if (disableExecuteApiEndpoint) {
+      throw inconsistent(
+        `${key("disableExecuteApiEndpoint")} needs ${key("domainName")}: without a custom domain the stage would have no address`,
+      );
+    }
+    return undefined;
+  }
+  if (certificateArn === undefined) {
+    throw inconsistent(`${key("domainName")} needs ${key("certificateArn")}, the ACM certificate it serves`);
+  }
+  // arn:partition:acm:region:account:certificate/id. API Gateway serves a REGIONAL domain name with
+  // a certificate of the API's own region and account:
+  // https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-regional-api-custom-domain-create.html
+  const [, , , certificateRegion, certificateAccount] = certificateArn.split(":");
+  if (pinned.region !== undefined && certificateRegion !== pinned.region) {
+    throw inconsistent(
+      `${key("certificateArn")} must be a certificate in the stage's region (${key("region")}): a REGIONAL domain name uses a certificate of its API's region`,
+    );
+  }
+  if (pinned.account !== undefined && certificateAccount !== pinned.account) {
+    throw inconsistent(`${key("certificateArn")} must be a certificate in the stage's account (${key("account")})`);
+  }
+  if ((hostedZoneId === undefined) !== (hostedZoneName === undefined)) {
+    throw inconsistent(`${key("hostedZoneId")} and ${key("hostedZoneName")} go together: set both or neither`);
+  }
+  if (hostedZoneName !== undefined && domainName !== hostedZoneName && !domainName.endsWith(`.${hostedZoneName}`)) {
+    throw inconsistent(`${key("domainName")} must be ${key("hostedZoneName")} or a name under it`);
+  }
+  return {
+    domainName,
+    certificateArn,
+    ...(hostedZoneId !== undefined && hostedZoneName !== undefined
+      ? { hostedZone: { id: hostedZoneId, name: hostedZoneName } }
+      : {}),
+    disableExecuteApiEndpoint,
   };
 }

@@ -5,7 +5,7 @@
  * `cdk diff` and `cdk deploy` use). Optional and outside the stage stacks: `infra/app.ts` adds it
  * only when the cdk context names the repository (docs/delivery.md, one-time set-up).
  */
-import { CfnOutput, DefaultStackSynthesizer, Fn, Stack, type StackProps } from "aws-cdk-lib";
+import { CfnOutput, DefaultStackSynthesizer, Duration, Fn, Stack, type StackProps } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
 import { type DeployedStage, deployedStages } from "../deployment";
@@ -16,6 +16,20 @@ export const GITHUB_OIDC_HOST = "token.actions.githubusercontent.com";
 export const GITHUB_OIDC_AUDIENCE = "sts.amazonaws.com";
 
 export const DELIVERY_ACCESS_STACK_NAME = "PetStore-DeliveryAccess";
+
+/**
+ * How long a deploy job's AWS session may last; the deploy workflow asks for exactly this
+ * (`role-duration-seconds`) and gives the job as long (`timeout-minutes`). `cdk deploy` waits for
+ * CloudFormation, which waits for CodeDeploy to shift each function's traffic (a 5-minute canary in
+ * production) and, when a rollback alarm fires, for the stack's rollback, which moves the aliases
+ * back. The CLI's session of the bootstrap deploy role is a chained one (at most an hour:
+ * https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRole.html; the CLI assumes it again
+ * from the job's session, https://github.com/aws/aws-cdk/issues/32287), so the job's own session is
+ * what must outlast the deploy: when it runs
+ * out, the CLI stops watching a deploy CloudFormation carries on with, the job fails, and the next
+ * deploy finds the stack busy. One hour (the default) is too tight for a deploy that rolls back.
+ */
+export const DEPLOY_SESSION_DURATION = Duration.hours(2);
 
 /** The cdk context keys (`npx cdk deploy PetStore-DeliveryAccess -c githubRepository=owner/repo`). */
 export const DELIVERY_CONTEXT = {
@@ -142,6 +156,7 @@ export class DeliveryAccessStack extends Stack {
     for (const stage of config.stages) {
       const role = new iam.Role(this, `${stage.id}DeployRole`, {
         description: `GitHub Actions deploys of ${stage.stackName} from ${config.githubRepository}, environment ${stage.githubEnvironment}`,
+        maxSessionDuration: DEPLOY_SESSION_DURATION,
         // Exact matches only: the audience configure-aws-credentials asks for, and this
         // repository's jobs in this one environment.
         assumedBy: new iam.WebIdentityPrincipal(provider.oidcProviderArn, {

@@ -1,5 +1,5 @@
 /**
- * The policy findings this project accepts (cdk-nag, and the one Control Tower control it does not
+ * The policy findings this project accepts (cdk-nag, and the Control Tower controls it does not
  * meet), each on the narrowest construct and with the reason it is right here.
  * test/infra/nag.test.ts proves each one matches a finding that really occurs.
  */
@@ -9,7 +9,7 @@ import * as sns from "aws-cdk-lib/aws-sns";
 import { CONTROL_TOWER_PLUGIN } from "./controlTower";
 import type { PetStoreStack } from "./petStoreStack";
 
-/** The one Control Tower control the stage's functions do not meet, and why. */
+/** The Control Tower control the stage's functions do not meet, and why. */
 const lambdaOutsideVpc = {
   id: `${CONTROL_TOWER_PLUGIN}::lambda_inside_vpc_check`,
   reason:
@@ -62,6 +62,19 @@ export function acknowledgeNagFindings(stack: PetStoreStack): void {
         "An alarm e-mail SNS could not deliver would only wait in a dead-letter queue nobody reads; the AlarmDeliveryFailures alarm (NumberOfNotificationsFailed) reports it to the other destinations and the dashboard instead.",
     });
   }
+  const { rollout } = stack;
+  for (const alarm of [rollout.stageRollbackAlarm, ...Object.values(rollout.functionRollbackAlarms)]) {
+    Validations.of(alarm).acknowledge({
+      id: `${CONTROL_TOWER_PLUGIN}::cloudwatch_alarm_action_check`,
+      reason:
+        "CT.CLOUDWATCH.PR.1 (alarm actions): the rollback alarms judge deployments, and CodeDeploy acts on them (it polls their state and rolls back; infra/stacks/rollout.ts). They fire on a single failed request so that a canary with little traffic is still judged; sent to people, they would page on every stray 5xx. A rollback fails the deploy, which the pipeline reports, and the paging alarms keep their actions.",
+    });
+  }
+  Validations.of(rollout.serviceRole).acknowledge({
+    id: "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+    reason:
+      "Only cloudwatch:DescribeAlarms, a read-only call CodeDeploy makes to poll its rollback alarms, which AWS's own CodeDeploy role policy grants on every alarm (AWSCodeDeployRoleForLambdaLimited); the role's alias actions are on these functions' ARNs only.",
+  });
   const synthetic = stack.syntheticCheck;
   Validations.of(synthetic.secret).acknowledge({
     id: "AwsSolutions::AwsSolutions-SMG4",

@@ -1,8 +1,9 @@
 /**
- * One complete, isolated copy of the service: table, one function per route of the route table,
- * the REST API with its `v1` stage, gateway responses in the Error shape, the edge firewall (when
- * the stage has one), encrypted log groups, monitoring, and a scheduled synthetic check that alarms
- * when the stage stops answering.
+ * One complete, isolated copy of the service: table, one function per route of the route table
+ * (each served through its `live` alias and deployed gradually by CodeDeploy), the REST API with its
+ * `v1` stage, gateway responses in the Error shape, the edge firewall (when the stage has one), its
+ * custom domain (when its settings name one), encrypted log groups, monitoring, and a scheduled
+ * synthetic check that alarms when the stage stops answering.
  */
 import { fileURLToPath } from "node:url";
 import { CfnOutput, Fn, Stack, type StackProps, Stage, type StageProps } from "aws-cdk-lib";
@@ -19,11 +20,13 @@ import { API_BASE_PATH, type DynamoAction, type RouteDefinition, routeList } fro
 import type { StageConfig } from "../config";
 import { STACK_OUTPUTS } from "../deployment";
 import { accessLogFormat } from "./accessLog";
+import { CustomDomain } from "./customDomain";
 import { EdgeProtection } from "./edgeProtection";
 import { cdkBundling } from "./functionBundling";
 import { GatewayErrors } from "./gatewayErrors";
 import { Monitoring } from "./monitoring";
 import { acknowledgeNagFindings } from "./nagAcknowledgements";
+import { GradualRollout, LIVE_ALIAS } from "./rollout";
 import { StageLogs } from "./stageLogs";
 import { SyntheticCheck } from "./syntheticCheck";
 
@@ -60,6 +63,10 @@ export class PetStoreStack extends Stack {
   readonly table: dynamodb.TableV2;
   readonly api: apigateway.RestApi;
   readonly functions: Record<string, NodejsFunction> = {};
+  /** Each function's `live` alias, by operation id: what API Gateway invokes. */
+  readonly aliases: Record<string, lambda.Alias> = {};
+  readonly rollout: GradualRollout;
+  readonly customDomain: CustomDomain | undefined;
   readonly logs: StageLogs;
   readonly monitoring: Monitoring;
   readonly edgeProtection: EdgeProtection | undefined;
@@ -94,10 +101,13 @@ export class PetStoreStack extends Stack {
     });
 
     const accessLogs = this.logs.logGroup(this, "AccessLogs");
+    const { customDomain } = config.settings;
+    const disableExecuteApiEndpoint = customDomain?.disableExecuteApiEndpoint ?? false;
     this.api = new apigateway.RestApi(this, "Api", {
       restApiName: `petstore-${config.stage}`,
       description: `Pet Store API (${config.stage})`,
       endpointTypes: [apigateway.EndpointType.REGIONAL],
+      disableExecuteApiEndpoint,
       // The role API Gateway logs with is an account-wide setting, owned by the account stack
       // (./accountStack.ts), which is deployed first.
       cloudWatchRole: false,
@@ -113,6 +123,9 @@ export class PetStoreStack extends Stack {
         accessLogFormat: apigateway.AccessLogFormat.custom(accessLogFormat()),
       },
     });
+    // The switch takes effect only when the stage is updated, so switching it makes a new deployment:
+    // https://docs.aws.amazon.com/apigateway/latest/developerguide/rest-api-disable-default-endpoint.html
+    this.api.latestDeployment?.addToLogicalId({ disableExecuteApiEndpoint });
     // Execution logs (errors only, above) go to a group API Gateway would otherwise create itself,
     // unencrypted and kept forever; the stage is created after it.
     const executionLogs = this.logs.executionLogGroup(this, "ExecutionLogs", this.api.restApiId, STAGE_NAME);
@@ -124,11 +137,14 @@ export class PetStoreStack extends Stack {
     });
 
     for (const route of routeList) {
-      const fn = this.routeFunction(route, config);
+      const { fn, alias } = this.routeFunction(route, config);
       this.functions[route.operationId] = fn;
+      this.aliases[route.operationId] = alias;
       const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
-      // No permission for the console's test invocations (allowTestInvoke): only the stage may invoke.
-      const integration = new apigateway.LambdaIntegration(fn, { allowTestInvoke: false });
+      // The alias, never $LATEST: a new version gets requests only as CodeDeploy shifts them to it
+      // (./rollout.ts), and the invoke permission is the alias's. No permission for the console's
+      // test invocations (allowTestInvoke): only the stage may invoke.
+      const integration = new apigateway.LambdaIntegration(alias, { allowTestInvoke: false });
       this.api.root.resourceForPath(route.path).addMethod(route.method, integration, {
         operationName: route.operationId,
         requestValidator: validator,
@@ -149,6 +165,15 @@ export class PetStoreStack extends Stack {
       keyRemovalPolicy: config.logRemovalPolicy,
     });
     this.monitoring = monitoring;
+    this.rollout = new GradualRollout(this, "Rollout", {
+      stage: config.stage,
+      api: this.api,
+      stageName: STAGE_NAME,
+      aliases: this.aliases,
+      config: config.rollout,
+      serverErrorRate: config.monitoring.serverErrorRate,
+      ignoreRollbackAlarms: config.settings.ignoreRollbackAlarms ?? false,
+    });
     this.edgeProtection = config.edgeProtection
       ? new EdgeProtection(this, "EdgeProtection", {
           stage: config.stage,
@@ -158,7 +183,7 @@ export class PetStoreStack extends Stack {
           monitoring,
         })
       : undefined;
-    const baseUrl = Fn.join("", [
+    const executeApiUrl = Fn.join("", [
       "https://",
       this.api.restApiId,
       ".execute-api.",
@@ -168,6 +193,13 @@ export class PetStoreStack extends Stack {
       "/",
       this.api.deploymentStage.stageName,
     ]);
+    this.customDomain = customDomain
+      ? new CustomDomain(this, "CustomDomain", { settings: customDomain, api: this.api, basePath: STAGE_NAME })
+      : undefined;
+    // The one "public base URL" of the stage: the custom domain's when there is one, else the default
+    // endpoint's. The synthetic check, the BaseUrl output (and through it the deploy workflow's smoke
+    // checks and people) all use it, so they still work when the execute-api endpoint is disabled.
+    const baseUrl = this.customDomain?.baseUrl ?? executeApiUrl;
     this.syntheticCheck = new SyntheticCheck(this, "SyntheticCheck", {
       stage: config.stage,
       baseUrl,
@@ -176,7 +208,7 @@ export class PetStoreStack extends Stack {
       alarm: config.monitoring.syntheticCheck,
       logs: this.logs,
       applicationLogLevel: applicationLogLevels[config.functions.logLevel],
-      runsAfter: [this.api.deploymentStage],
+      runsAfter: [this.api.deploymentStage, ...(this.customDomain ? [this.customDomain] : [])],
       projectRoot,
     });
 
@@ -186,6 +218,18 @@ export class PetStoreStack extends Stack {
       value: baseUrl,
       description: "API base URL (ends in /v1; npm run smoke -- --base-url)",
     });
+    if (!disableExecuteApiEndpoint) {
+      new CfnOutput(this, STACK_OUTPUTS.executeApiUrl, {
+        value: executeApiUrl,
+        description: "The API's default execute-api address (ends in /v1); BaseUrl is the one to give clients",
+      });
+    }
+    if (this.customDomain && !this.customDomain.record) {
+      new CfnOutput(this, STACK_OUTPUTS.customDomainTarget, {
+        value: this.customDomain.domainName.domainNameAliasDomainName,
+        description: `Point a CNAME record for ${customDomain?.domainName} at this name (docs/deploy.md)`,
+      });
+    }
     new CfnOutput(this, STACK_OUTPUTS.tableName, {
       value: this.table.tableName,
       description: "DynamoDB table (npm run keys finds it here)",
@@ -196,7 +240,7 @@ export class PetStoreStack extends Stack {
     if (props.acknowledgeNagFindings !== false) acknowledgeNagFindings(this);
   }
 
-  private routeFunction(route: RouteDefinition, config: StageConfig): NodejsFunction {
+  private routeFunction(route: RouteDefinition, config: StageConfig): { fn: NodejsFunction; alias: lambda.Alias } {
     const name = pascal(route.operationId);
     const logGroup = this.logs.logGroup(this, `${name}Logs`);
     // An own role instead of AWSLambdaBasicExecutionRole: logs to its own group only.
@@ -233,7 +277,19 @@ export class PetStoreStack extends Stack {
     });
     for (const statement of this.tableAccess({ ...route.dynamoAccess, ...KEY_LOOKUP }))
       role.addToPrincipalPolicy(statement);
-    return fn;
+    // A new version is published whenever the code or the configuration changes; CodeDeploy then
+    // moves the alias to it (./rollout.ts). Versions the alias left are deleted once the update is done.
+    const { provisionedConcurrency } = config.functions;
+    if (!Number.isInteger(provisionedConcurrency) || provisionedConcurrency < 0) {
+      throw new Error(
+        `functions.provisionedConcurrency of the ${config.stage} stage must be a whole number, 0 for none.`,
+      );
+    }
+    const alias = fn.addAlias(LIVE_ALIAS, {
+      description: `What API Gateway invokes: the ${route.operationId} version clients get (${config.stage})`,
+      ...(provisionedConcurrency > 0 ? { provisionedConcurrentExecutions: provisionedConcurrency } : {}),
+    });
+    return { fn, alias };
   }
 
   /**

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { type BuildAppOptions, buildApp } from "../../infra/app";
 import { stageConfigs } from "../../infra/config";
 import { NO_ALARM_DESTINATION_WARNING } from "../../infra/stacks/monitoring";
+import { routeList } from "../../lib/routes";
 
 const PAGER = "arn:aws:sns:eu-west-1:123456789012:pager";
 
@@ -38,11 +39,17 @@ describe("alarm destinations from deployment settings", () => {
     const production = app.template("Production");
     expect(emailsOf(production)).toEqual(["ops@example.com", "oncall@example.com"]);
     const alarms = Object.values(production.findResources("AWS::CloudWatch::Alarm"));
-    expect(alarms.length).toBeGreaterThan(10);
-    for (const alarm of alarms) {
+    // The rollout's rollback alarms judge deployments for CodeDeploy and notify nobody (infra/stacks/rollout.ts).
+    const judgesDeployments = (alarm: (typeof alarms)[number]) =>
+      String(alarm.Properties.AlarmDescription).startsWith("Rolls back a deployment");
+    const paging = alarms.filter((alarm) => !judgesDeployments(alarm));
+    expect(paging.length).toBeGreaterThan(10);
+    for (const alarm of paging) {
       expect(alarm.Properties.AlarmActions).toContain(PAGER);
       expect(alarm.Properties.AlarmActions).toHaveLength(2);
     }
+    expect(alarms.filter(judgesDeployments)).toHaveLength(routeList.length + 1);
+    for (const alarm of alarms.filter(judgesDeployments)) expect(alarm.Properties.AlarmActions).toBeUndefined();
     expect(emailsOf(app.template("Staging"))).toEqual([]);
     expect(JSON.stringify(app.template("Staging").toJSON())).not.toContain(PAGER);
     Annotations.fromStack(app.stack("Production")).hasNoWarning("*", Match.stringLikeRegexp("alarm destination"));

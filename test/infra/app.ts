@@ -11,7 +11,7 @@ export const cdkJsonContext = (
 ).context;
 
 export function synthesizedStages(
-  options: Pick<BuildAppOptions, "acknowledgeNagFindings" | "context" | "environment"> = {},
+  options: Pick<BuildAppOptions, "acknowledgeNagFindings" | "context" | "environment" | "stages"> = {},
 ) {
   const outdir = mkdtempSync(join(tmpdir(), "cdk-test-"));
   const { app, stages } = buildApp({ ...options, context: { ...cdkJsonContext, ...options.context }, outdir });

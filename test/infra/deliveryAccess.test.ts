@@ -161,6 +161,12 @@ describe("delivery access stack: one deploy role per stage", () => {
       ]);
     });
 
+    it(`${stage.id}: allows sessions of two hours, long enough for a canary deploy that rolls back`, () => {
+      const [, role] = deployRoleOf(template(), stage.id);
+
+      expect(role.Properties.MaxSessionDuration).toBe(7200);
+    });
+
     it(`${stage.id}: its ARN is a stack output, to set as the environment's AWS_DEPLOY_ROLE_ARN`, () => {
       const [logicalId] = deployRoleOf(template(), stage.id);
 

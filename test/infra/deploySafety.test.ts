@@ -62,7 +62,7 @@ describe("deploy safety", () => {
     }
   });
 
-  it("passes the Control Tower checks with nothing but Lambda-in-VPC acknowledged once stages are pinned", () => {
+  it("passes the Control Tower checks with nothing but Lambda-in-VPC and the rollback alarms' actions acknowledged once stages are pinned", () => {
     const acknowledged = shared.app.node
       .findAll()
       .flatMap((construct) =>
@@ -76,7 +76,12 @@ describe("deploy safety", () => {
     );
 
     expect(shared.failure).toBeUndefined();
-    expect(new Set(acknowledged)).toEqual(new Set([`${CONTROL_TOWER_PLUGIN}::lambda_inside_vpc_check`]));
+    expect(new Set(acknowledged)).toEqual(
+      new Set([
+        `${CONTROL_TOWER_PLUGIN}::lambda_inside_vpc_check`,
+        `${CONTROL_TOWER_PLUGIN}::cloudwatch_alarm_action_check`,
+      ]),
+    );
     expect(permissions.length).toBeGreaterThan(0);
     for (const permission of permissions) expect(permission.Properties.SourceAccount).toBe("111111111111");
   });

@@ -105,6 +105,14 @@ const refTo = (value: unknown): string | undefined => (value as { Ref?: string }
 const getAttOf = (value: unknown): string | undefined =>
   (value as { "Fn::GetAtt"?: [string, string] } | undefined)?.["Fn::GetAtt"]?.[0];
 
+/** The function behind a method's integration: API Gateway invokes its `live` alias (test/infra/rollout.test.ts). */
+function functionIdBehind(template: Template, integration: unknown): string | undefined {
+  const text = JSON.stringify(integration);
+  const aliases = Object.entries(resourcesOf(template, "AWS::Lambda::Alias"));
+  const [, alias] = aliases.find(([id]) => text.includes(`{"Ref":"${id}"}`)) ?? [];
+  return refTo(alias?.Properties.FunctionName);
+}
+
 /** Full path (below the stage) of every API Gateway resource, by logical id; the root is "/". */
 function resourcePaths(template: Template): Map<string, string> {
   const resources = resourcesOf(template, "AWS::ApiGateway::Resource");
@@ -136,7 +144,7 @@ function methodAt(template: Template, path: string, httpMethod: string): Resourc
 /** The DynamoDB statements of the role of the function behind `path`/`method`. */
 function dynamoGrantsOf(template: Template, path: string, httpMethod: string) {
   const integration = methodAt(template, path, httpMethod).Integration as { Uri: unknown };
-  const functionId = JSON.stringify(integration.Uri).match(/"Fn::GetAtt":\["(\w+)","Arn"\]/)?.[1] ?? "";
+  const functionId = functionIdBehind(template, integration.Uri) ?? "";
   const fn = resourcesOf(template, "AWS::Lambda::Function")[functionId];
   const roleId = getAttOf(fn?.Properties.Role);
   const statements = Object.values(resourcesOf(template, "AWS::IAM::Policy"))
@@ -213,7 +221,7 @@ describe.each(stages)("$id stage", (config) => {
     expect(stage.Properties.StageName).toBe("v1");
   });
 
-  it("exports the base URL, ending in /v1, and the table name", () => {
+  it("exports the base URL, ending in /v1, the same default endpoint address, and the table name", () => {
     const template = templateOf(config);
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
     const [stageId] = Object.keys(resourcesOf(template, "AWS::ApiGateway::Stage"));
@@ -232,10 +240,15 @@ describe.each(stages)("$id stage", (config) => {
     const baseUrl = parts.map((part) => (typeof part === "string" ? part : refs[refTo(part) ?? ""])).join(separator);
 
     expect(baseUrl).toBe("https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/v1");
+    // Without a custom domain (test/infra/customDomain.test.ts), the public address is the default one.
+    expect(outputs[STACK_OUTPUTS.executeApiUrl]?.Value).toEqual(join);
     expect(outputs[STACK_OUTPUTS.tableName]?.Value).toEqual({ Ref: tableId });
     expect(
-      Object.values(outputs).filter((output) => JSON.stringify(output.Value).includes(stageId ?? "?")),
-    ).toHaveLength(1);
+      Object.entries(outputs)
+        .filter(([, output]) => JSON.stringify(output.Value).includes(stageId ?? "?"))
+        .map(([name]) => name)
+        .sort(),
+    ).toEqual([STACK_OUTPUTS.baseUrl, STACK_OUTPUTS.executeApiUrl].sort());
   });
 
   it("builds the table from the shared definition, on demand, with 35 days of point-in-time recovery", () => {
@@ -270,7 +283,7 @@ describe.each(stages)("$id stage", (config) => {
     const allFunctions = resourcesOf(template, "AWS::Lambda::Function");
     const routeFunctionIds = new Set(
       Object.values(resourcesOf(template, "AWS::ApiGateway::Method")).flatMap(
-        (method) => /"Fn::GetAtt":\["(\w+)","Arn"\]/.exec(JSON.stringify(method.Properties.Integration))?.[1] ?? [],
+        (method) => functionIdBehind(template, method.Properties.Integration) ?? [],
       ),
     );
     const functions = [...routeFunctionIds].map((id) => allFunctions[id] as Resource);

@@ -2,19 +2,24 @@
  * Idempotency-Key on POST /pets against dynalite: replays, conflicts, concurrency, scoping,
  * the 24-hour window, failed creates, and a crash between any two of the create's writes.
  */
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createListPets } from "../../functions/listPets";
 import type { Pet } from "../../lib/contract/schemas";
+import { itemKeys } from "../../lib/db/table";
 import { ServiceUnavailableError } from "../../lib/errors";
+import { requestHash } from "../../lib/idempotency/requestHash";
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_RETENTION_SECONDS } from "../../lib/pets/idempotentCreate";
 import type { LocalApi } from "../../local/server";
 import { bearer, fetchJson, invoke, issueTestKey, jsonContent, startTestApi, type TestResponse } from "../support/api";
+import { documentClient, tableName } from "../support/dynamo";
 import { throttling } from "../support/dynamoFaults";
 import { startProcess } from "../support/processDeps";
 
 let api: LocalApi;
 let key: string;
+let keyId: string;
 let otherKey: string;
 let keyCounter = 0;
 /** A fresh Idempotency-Key per test, so that tests sharing the table stay independent. */
@@ -25,7 +30,7 @@ function newIdempotencyKey(): string {
 
 beforeAll(async () => {
   api = await startTestApi();
-  key = (await issueTestKey("first client")).key;
+  ({ key, keyId } = await issueTestKey("first client"));
   otherKey = (await issueTestKey("second client")).key;
 });
 afterAll(() => api.close());
@@ -90,6 +95,28 @@ describe("Idempotency-Key on POST /pets", () => {
     expect(second.headers["idempotent-replayed"]).toBe("true");
     expect(first.headers["idempotent-replayed"]).toBeUndefined();
     expect((await listAll()).length).toBe(countAfterFirst);
+  });
+
+  it("stores a completed create in the layout every deployed version reads (both serve retries during a canary)", async () => {
+    const idempotencyKey = newIdempotencyKey();
+    const body = { name: "Pinned", categoryId: 2 };
+    const created = await postOverHttp(body, idempotencyKey);
+
+    const { Item } = await documentClient().send(
+      new GetCommand({ TableName: tableName(), Key: itemKeys.idempotency(keyId, idempotencyKey) }),
+    );
+
+    // docs/delivery.md: a change to these attributes must be read by the old version first.
+    expect(created.status).toBe(201);
+    expect(Item).toEqual({
+      pk: `IDEMPOTENCY#${keyId}`,
+      sk: idempotencyKey,
+      state: "completed",
+      requestHash: requestHash(body),
+      petId: (created.json as Pet).id,
+      pet: created.json,
+      expiresAt: expect.any(Number),
+    });
   });
 
   it("treats the same JSON with other key order and spacing as the same body", async () => {

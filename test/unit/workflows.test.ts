@@ -6,7 +6,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { stageConfigs } from "../../infra/config";
 import { deployedStages, STACK_OUTPUTS } from "../../infra/deployment";
+import { settingNames } from "../../infra/settings";
+import { DEPLOY_SESSION_DURATION } from "../../infra/stacks/deliveryAccessStack";
+import { trafficShiftingDuration } from "../../infra/stacks/rollout";
 import { baseUrlFromOutputs, DeliveryStageError, deliveryStageLines } from "../../scripts/deliveryStage";
 import {
   createWorkflowLinter,
@@ -150,6 +154,53 @@ describe("deploy workflow agrees with infra/deployment.ts", () => {
     for (const line of secretLines) expect(line).toMatch(/^\s+[A-Z_]+: \$\{\{ secrets\.[A-Z_]+( != '')? \}\}$/);
     expect(stageWorkflow).not.toMatch(/--key\b/);
   });
+});
+
+describe("a manual deploy that ignores the rollback alarms", () => {
+  const deployWorkflow = readWorkflow("deploy.yml");
+  const stageWorkflow = readWorkflow("deploy-stage.yml");
+  const dispatchInput = mappingOf(
+    mappingAt(deployWorkflow, ["on", "workflow_dispatch", "inputs"]).get("ignore-rollback-alarms")?.block ?? [],
+  );
+
+  it("is a choice of Run workflow only, off by default", () => {
+    expect(dispatchInput.get("type")?.value).toBe("boolean");
+    expect(dispatchInput.get("default")?.value).toBe("false");
+  });
+
+  it("reaches every stage's job, false on a push, and becomes that stage's ignoreRollbackAlarms setting", () => {
+    const jobs = [...mappingAt(deployWorkflow, ["jobs"]).values()].map((job) =>
+      mappingOf(mappingOf(job.block).get("with")?.block ?? []),
+    );
+
+    expect(jobs).toHaveLength(stages.length);
+    for (const job of jobs) {
+      expect(job.get("ignore-rollback-alarms")?.value).toBe(`\${{ inputs.ignore-rollback-alarms == true }}`);
+    }
+    expect(settingNames).toContain("ignoreRollbackAlarms");
+    expect(stageWorkflow).toContain('npm run synth -- -c "$STAGE:ignoreRollbackAlarms=true"');
+    expect(stageWorkflow).toContain(`IGNORE_ROLLBACK_ALARMS: \${{ inputs.ignore-rollback-alarms }}`);
+  });
+});
+
+describe("deploy job's time", () => {
+  const stageWorkflow = readWorkflow("deploy-stage.yml");
+  const deployJob = mappingOf(mappingAt(stageWorkflow, ["jobs"]).get("deploy")?.block ?? []);
+  const sessionSeconds = Number(/^\s+role-duration-seconds: (\d+)$/m.exec(stageWorkflow)?.[1]);
+
+  it("asks for the deploy role's whole session, and lets the job run as long", () => {
+    expect(sessionSeconds).toBe(DEPLOY_SESSION_DURATION.toSeconds());
+    expect(Number(deployJob.get("timeout-minutes")?.value)).toBe(DEPLOY_SESSION_DURATION.toMinutes());
+  });
+
+  it.each(Object.values(stageConfigs))(
+    "leaves room for a $id deploy whose traffic shift fails and is shifted back, beyond the hour a deploy got before",
+    (config) => {
+      const shift = trafficShiftingDuration(config.rollout.trafficShifting).toSeconds();
+
+      expect(60 * 60 + 2 * shift).toBeLessThanOrEqual(sessionSeconds);
+    },
+  );
 });
 
 describe("scripts/deliveryStage.ts", () => {
