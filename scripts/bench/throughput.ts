@@ -113,8 +113,8 @@ async function startServer(): Promise<LocalServer> {
   const giveUpAt = Date.now() + 60_000;
   for (;;) {
     const output = await readFile(logFile, "utf8");
-    const baseUrl = /Pet Store API on (\S+)/.exec(output)?.[1];
-    const key = /API key[^:]*: (petstore_local_\w+)/.exec(output)?.[1];
+    // The banner's paste-ready line (local/main.ts): `export BASE=<base URL> KEY=<key>`.
+    const [, baseUrl, key] = /export BASE=(\S+) KEY=(petstore_local_\w+)/.exec(output) ?? [];
     if (baseUrl && key) return { baseUrl, key, stop };
     if (child.exitCode !== null || Date.now() > giveUpAt) {
       await stop();
