@@ -3,7 +3,6 @@
  * nothing left external can be found, answers one real request against an in-memory dynalite.
  * A lazily imported module that a request did need would fail here, not in Lambda.
  */
-import { spawn } from "node:child_process";
 import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -15,6 +14,7 @@ import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
 import { toProxyEvent } from "../../local/proxyEvent";
 import type { Bundle } from "./build";
+import { runJsonChild } from "./jsonChild";
 
 const invoker = fileURLToPath(new URL("./invokeBundle.mjs", import.meta.url));
 const TABLE = "petstore-bench-smoke";
@@ -91,8 +91,10 @@ async function invoke(
   cwd: string,
   endpoint: string,
 ): Promise<{ statusCode: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(node, [invoker, file, event], {
+  return runJsonChild(
+    node,
+    [invoker, file, event],
+    {
       cwd,
       env: {
         PATH: process.env.PATH ?? "",
@@ -103,24 +105,7 @@ async function invoke(
         LOG_LEVEL: "ERROR",
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
       },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      const line = stdout.trim().split("\n").at(-1) ?? "";
-      try {
-        resolve(JSON.parse(line) as { statusCode: number; body: string });
-      } catch {
-        reject(new Error(`${basename(file)} failed (exit ${code}): ${stderr.slice(-2000)}`));
-      }
-    });
-  });
+    },
+    `${basename(file)} failed`,
+  );
 }

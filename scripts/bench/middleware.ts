@@ -4,7 +4,6 @@
  * get the same kind of request; telemetry builds its log and metric lines but writes them nowhere,
  * so the figure includes their cost but no I/O.
  */
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import {
@@ -24,6 +23,7 @@ import { createTelemetry } from "../../lib/observability/telemetry";
 import { InMemoryPetRepository } from "../../lib/pets/inMemoryRepository";
 import type { OperationId } from "../../lib/routes";
 import { toProxyEvent } from "../../local/proxyEvent";
+import { runJsonChild } from "./jsonChild";
 import { median, percentile, round } from "./stats";
 
 /** Keys in a Map: the verifier (hashing, shape check, cache) is the real one. */
@@ -257,26 +257,10 @@ export async function measureMiddlewareOverheadOn(
   iterations: number,
   warmup: number,
 ): Promise<OverheadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(node, ["--import", "tsx", childScript, String(iterations), String(warmup)], {
-      cwd: projectRoot,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      try {
-        resolve(JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as OverheadResult);
-      } catch {
-        reject(new Error(`middleware bench on ${node} failed (exit ${code}): ${stderr.slice(-2000)}`));
-      }
-    });
-  });
+  return runJsonChild(
+    node,
+    ["--import", "tsx", childScript, String(iterations), String(warmup)],
+    { cwd: projectRoot },
+    `middleware bench on ${node} failed`,
+  );
 }
