@@ -5,6 +5,7 @@ import {
   GetCommand,
   PutCommand,
   UpdateCommand,
+  type UpdateCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import type { Pet } from "../contract/schemas";
 import type { Deadline } from "../db/deadline";
@@ -100,47 +101,37 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     now: Date,
     deadline?: Deadline,
   ): Promise<TakeOverResult> {
-    const result = await this.conditionally(
-      (options) =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: this.key(scope),
-            UpdateExpression: "SET #token = :token, #until = :until",
-            ConditionExpression: "#state = :inProgress AND #token = :previous AND #until <= :nowMs AND #expires > :now",
-            ExpressionAttributeNames: attributeNames("#state", "#token", "#until", "#expires"),
-            ExpressionAttributeValues: {
-              ":token": lock.lockToken,
-              ":until": lock.lockedUntilMs,
-              ":inProgress": IN_PROGRESS,
-              ":previous": previousToken,
-              ":nowMs": now.getTime(),
-              ":now": epochSeconds(now),
-            },
-            // The reserved id as of the takeover itself: one read earlier may predate its reservation.
-            ReturnValues: "ALL_NEW",
-          }),
-          options,
-        ),
+    const result = await this.updateIfStill(
+      scope,
+      {
+        UpdateExpression: "SET #token = :token, #until = :until",
+        ConditionExpression: "#state = :inProgress AND #token = :previous AND #until <= :nowMs AND #expires > :now",
+        ExpressionAttributeNames: attributeNames("#state", "#token", "#until", "#expires"),
+        ExpressionAttributeValues: {
+          ":token": lock.lockToken,
+          ":until": lock.lockedUntilMs,
+          ":inProgress": IN_PROGRESS,
+          ":previous": previousToken,
+          ":nowMs": now.getTime(),
+          ":now": epochSeconds(now),
+        },
+        // The reserved id as of the takeover itself: one read earlier may predate its reservation.
+        ReturnValues: "ALL_NEW",
+      },
       deadline,
     );
     return result ? { acquired: true, petId: result.Attributes?.petId as number | undefined } : { acquired: false };
   }
 
   async reservePetId(scope: IdempotencyScope, lockToken: string, petId: number, deadline?: Deadline): Promise<boolean> {
-    const written = await this.conditionally(
-      (options) =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: this.key(scope),
-            UpdateExpression: "SET #petId = :petId",
-            ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
-            ExpressionAttributeNames: attributeNames("#state", "#token", "#petId"),
-            ExpressionAttributeValues: { ":petId": petId, ":inProgress": IN_PROGRESS, ":token": lockToken },
-          }),
-          options,
-        ),
+    const written = await this.updateIfStill(
+      scope,
+      {
+        UpdateExpression: "SET #petId = :petId",
+        ConditionExpression: "#state = :inProgress AND #token = :token AND attribute_not_exists(#petId)",
+        ExpressionAttributeNames: attributeNames("#state", "#token", "#petId"),
+        ExpressionAttributeValues: { ":petId": petId, ":inProgress": IN_PROGRESS, ":token": lockToken },
+      },
       deadline,
     );
     if (written) return true;
@@ -155,25 +146,20 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     expiresAtSeconds: number,
     deadline?: Deadline,
   ): Promise<boolean> {
-    const written = await this.conditionally(
-      (options) =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: this.key(scope),
-            UpdateExpression: "SET #state = :completed, pet = :pet, #expires = :expires REMOVE #token, #until",
-            ConditionExpression: "#state = :inProgress AND #token = :token",
-            ExpressionAttributeNames: attributeNames("#state", "#token", "#until", "#expires"),
-            ExpressionAttributeValues: {
-              ":completed": COMPLETED,
-              ":pet": { ...pet },
-              ":expires": expiresAtSeconds,
-              ":inProgress": IN_PROGRESS,
-              ":token": lockToken,
-            },
-          }),
-          options,
-        ),
+    const written = await this.updateIfStill(
+      scope,
+      {
+        UpdateExpression: "SET #state = :completed, pet = :pet, #expires = :expires REMOVE #token, #until",
+        ConditionExpression: "#state = :inProgress AND #token = :token",
+        ExpressionAttributeNames: attributeNames("#state", "#token", "#until", "#expires"),
+        ExpressionAttributeValues: {
+          ":completed": COMPLETED,
+          ":pet": { ...pet },
+          ":expires": expiresAtSeconds,
+          ":inProgress": IN_PROGRESS,
+          ":token": lockToken,
+        },
+      },
       deadline,
     );
     if (written) return true;
@@ -182,19 +168,14 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
   }
 
   async releaseLock(scope: IdempotencyScope, lockToken: string, deadline?: Deadline): Promise<void> {
-    await this.conditionally(
-      (options) =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: this.key(scope),
-            UpdateExpression: "SET #until = :released",
-            ConditionExpression: "#state = :inProgress AND #token = :token",
-            ExpressionAttributeNames: attributeNames("#state", "#token", "#until"),
-            ExpressionAttributeValues: { ":released": 0, ":inProgress": IN_PROGRESS, ":token": lockToken },
-          }),
-          options,
-        ),
+    await this.updateIfStill(
+      scope,
+      {
+        UpdateExpression: "SET #until = :released",
+        ConditionExpression: "#state = :inProgress AND #token = :token",
+        ExpressionAttributeNames: attributeNames("#state", "#token", "#until"),
+        ExpressionAttributeValues: { ":released": 0, ":inProgress": IN_PROGRESS, ":token": lockToken },
+      },
       deadline,
     );
   }
@@ -221,6 +202,19 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
    * Runs a conditional write; undefined when its condition failed (someone else holds the record
    * now, or it is gone). Any other failure is thrown, transient ones as ServiceUnavailableError.
    */
+  /** A conditional update of the record at `scope`; undefined when its condition no longer holds. */
+  private updateIfStill(
+    scope: IdempotencyScope,
+    update: Omit<UpdateCommandInput, "TableName" | "Key">,
+    deadline: Deadline | undefined,
+  ) {
+    return this.conditionally(
+      (options) =>
+        this.client.send(new UpdateCommand({ TableName: this.tableName, Key: this.key(scope), ...update }), options),
+      deadline,
+    );
+  }
+
   private async conditionally<T>(
     write: (options: CallOptions) => Promise<T>,
     deadline: Deadline | undefined,

@@ -24,6 +24,18 @@ import { InMemoryPetRepository } from "../../lib/pets/inMemoryRepository";
 import type { OperationId } from "../../lib/routes";
 import { toProxyEvent } from "../../local/proxyEvent";
 import { runJsonChild } from "./jsonChild";
+
+/** The deployed functions' JSON telemetry at INFO, formatted in full but written nowhere. */
+export function discardedTelemetry() {
+  return createTelemetry({
+    service: "petstore",
+    stage: "local",
+    level: "INFO",
+    format: "json",
+    write: () => undefined,
+  });
+}
+
 import { median, percentile, round } from "./stats";
 
 /** Keys in a Map: the verifier (hashing, shape check, cache) is the real one. */
@@ -129,13 +141,7 @@ async function dependencies(withTelemetry: boolean) {
     clock: () => new Date(),
     ...(withTelemetry
       ? {
-          telemetry: createTelemetry({
-            service: "petstore",
-            stage: "local",
-            level: "INFO",
-            format: "json",
-            write: () => undefined,
-          }),
+          telemetry: discardedTelemetry(),
         }
       : {}),
   };

@@ -19,11 +19,11 @@ import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { createDocumentClient } from "../../lib/db/client";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
 import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
-import { createTelemetry } from "../../lib/observability/telemetry";
 import { DynamoPetRepository } from "../../lib/pets/repository";
 import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
 import { toProxyEvent } from "../../local/proxyEvent";
 import { benchDir, projectRoot } from "./build";
+import { discardedTelemetry } from "./middleware";
 import { median, percentile, round } from "./stats";
 
 export const CONNECTIONS = 10;
@@ -222,13 +222,7 @@ async function measureInProcess(seconds: number, warmupSeconds: number): Promise
       idempotency: new DynamoIdempotencyStore(client, table),
       keys: createApiKeyVerifier(keyStore, "local"),
       clock: () => new Date(),
-      telemetry: createTelemetry({
-        service: "petstore",
-        stage: "local",
-        level: "INFO",
-        format: "json",
-        write: () => undefined,
-      }),
+      telemetry: discardedTelemetry(),
     };
     const handlers: Record<string, ProxyHandler> = {
       "GET /v1/pets?limit=20": createListPets(deps),
