@@ -19,7 +19,7 @@ import {
   UnauthorizedError,
   UnsupportedMediaTypeError,
 } from "../errors";
-import { edgeErrors } from "../http/edgeErrors";
+import { type EdgeError, edgeErrors } from "../http/edgeErrors";
 import { toErrorResult } from "../http/middleware/errorResponse";
 import { encodeCursor } from "../pets/cursor";
 import { type OperationId, routes } from "../routes";
@@ -60,6 +60,11 @@ export const parameterExamples = {
   petId: petExample.id,
 } as const;
 export type ParameterName = keyof typeof parameterExamples;
+
+/** An edge answer's body, in the order the API writes its own. */
+function edgeAnswer(error: EdgeError): ErrorBody {
+  return { code: error.code, message: error.message, status: error.status };
+}
 
 /** What the API answers to `error`: the body of its one error mapping. */
 function answerTo(error: unknown): ErrorBody {
@@ -111,7 +116,7 @@ export function errorExamples(operationId: OperationId, status: ErrorStatus): Re
         invalidKey: { summary: "A key that is unknown or revoked", value: answerTo(new UnauthorizedError(true)) },
       };
     case 403:
-      return { firewall: { summary: "Refused by the edge firewall", value: { ...edgeErrors.forbidden } } };
+      return { firewall: { summary: "Refused by the edge firewall", value: edgeAnswer(edgeErrors.forbidden) } };
     case 404:
       return { noSuchPet: { summary: "No animal has this id", value: answerTo(new PetNotFoundError(42)) } };
     case 405:
@@ -138,7 +143,7 @@ export function errorExamples(operationId: OperationId, status: ErrorStatus): Re
     case 413:
       return {
         service: { summary: "Refused by the service", value: answerTo(new PayloadTooLargeError(MAX_BODY_BYTES)) },
-        firewall: { summary: "Refused by the edge firewall", value: { ...edgeErrors.payloadTooLarge } },
+        firewall: { summary: "Refused by the edge firewall", value: edgeAnswer(edgeErrors.payloadTooLarge) },
       };
     case 415:
       return {
@@ -149,7 +154,7 @@ export function errorExamples(operationId: OperationId, status: ErrorStatus): Re
         otherBody: { summary: "The key was used with another body", value: answerTo(new IdempotencyKeyReusedError()) },
       };
     case 429:
-      return { firewall: { summary: "The edge firewall's rate limit", value: { ...edgeErrors.tooManyRequests } } };
+      return { firewall: { summary: "The edge firewall's rate limit", value: edgeAnswer(edgeErrors.tooManyRequests) } };
     case 500:
       return { unexpected: { summary: "An unexpected fault", value: answerTo(new Error("an unexpected fault")) } };
     case 503:
