@@ -53,7 +53,8 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const date = Date.parse(text);
+  // An HTTP-date starts with the day's name; Date.parse alone would also take "-1" or "1.5".
+  const date = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /i.test(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
 }
