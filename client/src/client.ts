@@ -53,6 +53,11 @@ export interface PetStoreClientOptions {
   readonly fetch?: ((request: Request) => Promise<Response>) | undefined;
   readonly retry?: RetryOptions | undefined;
   /**
+   * How long one attempt may take, answer body included, before it is abandoned and counts as a
+   * network error (so it is retried). Default 30 s. The whole call is bounded by `signal`.
+   */
+  readonly attemptTimeoutMs?: number | undefined;
+  /**
    * Called the first time this client gets an answer carrying `Deprecation` or `Sunset` for an
    * operation. By default a `DeprecationWarning` (process.emitWarning on Node, console.warn elsewhere).
    */
@@ -75,7 +80,11 @@ export interface PetStoreClient {
   };
 }
 
-type Attempt<T> = () => Promise<{ data?: T; error?: unknown; response: Response }>;
+/** One request; `signal` aborts it (the caller's signal or the attempt's time limit). */
+type Attempt<T> = (signal: AbortSignal) => Promise<{ data?: T; error?: unknown; response: Response }>;
+
+/** API Gateway ends every request at 29 seconds, so an attempt still waiting after 30 has failed. */
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 30_000;
 
 /** Statuses that say "try again later": nothing was done, and the same request may succeed. */
 const RETRYABLE_STATUSES = new Set([429, 503]);
@@ -115,6 +124,25 @@ function apiError(body: unknown, response: Response, attempts: number): PetStore
  */
 function isNetworkError(error: unknown): boolean {
   return error instanceof TypeError;
+}
+
+/** A signal that aborts when `outer` does, or with a TimeoutError after `ms`; `dispose` stops the timer. */
+function attemptSignal(outer: AbortSignal | undefined, ms: number) {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`The attempt took longer than ${ms} ms`, "TimeoutError")),
+    ms,
+  );
+  const forward = () => controller.abort(outer?.reason);
+  outer?.addEventListener("abort", forward, { once: true });
+  return {
+    signal: controller.signal,
+    timedOut: () => controller.signal.aborted && !outer?.aborted,
+    dispose: () => {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", forward);
+    },
+  };
 }
 
 function warnByDefault(notice: DeprecationNotice): void {
@@ -163,6 +191,9 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
   if (typeof options.apiKey !== "string" || options.apiKey.trim() === "")
     throw new TypeError("apiKey must be the API key (not empty)");
   const policy = retryPolicy(options.retry);
+  const attemptTimeoutMs = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+  if (!Number.isFinite(attemptTimeoutMs) || attemptTimeoutMs <= 0)
+    throw new RangeError("attemptTimeoutMs must be more than 0");
   const onDeprecation = options.onDeprecation ?? warnByDefault;
   const warned = new Set<string>();
   const api = createClient<paths>({
@@ -180,6 +211,24 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
     onDeprecation(notice);
   }
 
+  /** One attempt within its time limit: its result, or the network error (a time-out counts as one). */
+  async function attemptOnce<T>(
+    attempt: Attempt<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<{ result: Awaited<ReturnType<Attempt<T>>> } | { networkError: unknown }> {
+    const limit = attemptSignal(signal, attemptTimeoutMs);
+    try {
+      return { result: await attempt(limit.signal) };
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (limit.timedOut()) return { networkError: limit.signal.reason };
+      if (isNetworkError(error)) return { networkError: error };
+      throw error;
+    } finally {
+      limit.dispose();
+    }
+  }
+
   /**
    * Runs `attempt` until it gets a 2xx, a final error or runs out of attempts. Only idempotent
    * requests are retried: GETs, and creates, which always carry an Idempotency-Key.
@@ -192,16 +241,13 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
     for (let attempts = 1; ; attempts += 1) {
       signal?.throwIfAborted();
       const last = !idempotent || attempts >= policy.maxAttempts;
-      let result: Awaited<ReturnType<Attempt<T>>>;
-      try {
-        result = await attempt();
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        if (!isNetworkError(error)) throw error;
-        if (last) throw new PetStoreNetworkError(attempts, error);
+      const outcome = await attemptOnce(attempt, signal);
+      if ("networkError" in outcome) {
+        if (last) throw new PetStoreNetworkError(attempts, outcome.networkError);
         await sleep(backoffDelayMs(attempts, policy), signal);
         continue;
       }
+      const { result } = outcome;
       const { response } = result;
       noticeDeprecation(operation, response);
       if (response.ok) return { data: result.data as T, response };
@@ -218,7 +264,7 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
   async function list(query: ListPetsQuery = {}, { signal }: CallOptions = {}): Promise<PetPage> {
     const { data, response } = await send(
       "listPets",
-      () => api.GET("/pets", { params: { query }, signal: signal ?? null }),
+      (attemptSignal) => api.GET("/pets", { params: { query }, signal: attemptSignal }),
       {
         idempotent: true,
         signal,
@@ -241,11 +287,11 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
       async create(pet, { idempotencyKey = globalThis.crypto.randomUUID(), signal } = {}) {
         const { data } = await send(
           "createPet",
-          () =>
+          (attemptSignal) =>
             api.POST("/pets", {
               params: { header: { "Idempotency-Key": idempotencyKey } },
               body: pet,
-              signal: signal ?? null,
+              signal: attemptSignal,
             }),
           { idempotent: true, signal },
         );
@@ -256,7 +302,7 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
       async get(petId, { signal } = {}) {
         const { data } = await send(
           "getPet",
-          () => api.GET("/pets/{petId}", { params: { path: { petId } }, signal: signal ?? null }),
+          (attemptSignal) => api.GET("/pets/{petId}", { params: { path: { petId } }, signal: attemptSignal }),
           { idempotent: true, signal },
         );
         return data;

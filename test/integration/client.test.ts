@@ -190,6 +190,19 @@ describe("the client through a proxy that answers 503 and drops connections", ()
     expect(await storedPets(name)).toEqual([retried]);
   });
 
+  it("abandons a create whose answer never comes, after attemptTimeoutMs, and still makes one pet", async () => {
+    const faults = ["stallAfterForwarding", "forward"] as const;
+    proxy.plan((_request, index) => faults[index] ?? "forward");
+    const { petStore } = client({ baseUrl: proxy.baseUrl, attemptTimeoutMs: 500 });
+    const name = uniqueName("stalled");
+
+    const pet = await petStore.pets.create({ name, categoryId: 1 });
+
+    expect(proxy.requests.map((request) => request.upstreamStatus)).toEqual([201, 201]);
+    expect(proxy.requests[1]?.upstreamHeaders?.["idempotent-replayed"]).toBe("true");
+    expect(await storedPets(name)).toEqual([pet]);
+  });
+
   it("retries a listing after a 503 and a dropped connection, but never a 400", async () => {
     const faults = ["503", "drop", "forward"] as const;
     proxy.plan((_request, index) => faults[index] ?? "forward");

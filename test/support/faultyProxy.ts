@@ -1,8 +1,8 @@
 /**
  * A local HTTP proxy in front of the API that misbehaves on the requests a test chooses, the way
  * networks and load balancers do: it answers 503 itself, drops the connection before forwarding,
- * or forwards the request and drops the connection instead of passing the answer on (the server
- * did the work, the client saw a network error).
+ * or forwards the request and then drops the connection or stalls instead of passing the answer
+ * on (the server did the work, the client saw a network error or no answer at all).
  */
 import { createServer, request as forward, type IncomingMessage, type ServerResponse } from "node:http";
 import { listen } from "../../local/listen";
@@ -15,7 +15,9 @@ export type Fault =
   /** Close the connection without forwarding. */
   | "drop"
   /** Forward, wait for the whole answer, then close the connection without passing it on. */
-  | "dropAfterForwarding";
+  | "dropAfterForwarding"
+  /** Forward, wait for the whole answer, then keep the connection open and never pass the answer on. */
+  | "stallAfterForwarding";
 
 export interface ProxiedRequest {
   readonly method: string;
@@ -96,6 +98,8 @@ export async function startFaultyProxy(apiBaseUrl: string): Promise<FaultyProxy>
       request.socket.destroy();
       return;
     }
+    // The client gives up on its own; closing the proxy ends the connection.
+    if (fault === "stallAfterForwarding") return;
     response.writeHead(answer.status, answer.headers).end(answer.body);
   }
 

@@ -18,7 +18,9 @@ const BASE_URL = "https://api.example.test/v1";
 const API_KEY = "petstore_local_unitTestKeyThatIsNeverSentAnywhere0000000000";
 const rex = { id: 7, name: "Rex", categoryId: 1, status: "available" } as const;
 
-type Reply = Response | Error;
+/** A server that never answers: the request ends only when its signal aborts. */
+const HANG = Symbol("hang");
+type Reply = Response | Error | typeof HANG;
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -51,6 +53,10 @@ function scriptedFetch(replies: Reply[]) {
     const reply = replies.shift();
     if (reply === undefined) throw new Error(`unexpected request ${request.method} ${request.url}`);
     if (reply instanceof Error) throw reply;
+    if (reply === HANG)
+      return new Promise((_resolve, reject) =>
+        request.signal.addEventListener("abort", () => reject(request.signal.reason), { once: true }),
+      );
     return reply;
   };
   return { fetch, sent };
@@ -300,6 +306,36 @@ describe("waiting between attempts", () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("abandons an attempt that takes longer than attemptTimeoutMs and retries it with the same key", async () => {
+    const { client, sent } = clientWith([HANG, json(201, rex)], { attemptTimeoutMs: 50 });
+
+    expect(await client.pets.create({ name: "Rex", categoryId: 1 })).toEqual(rex);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]?.headers.get("Idempotency-Key")).toBe(sent[0]?.headers.get("Idempotency-Key"));
+  });
+
+  it("reports attempts that all timed out as a PetStoreNetworkError caused by a TimeoutError", async () => {
+    const { client } = clientWith([HANG, HANG], { attemptTimeoutMs: 20, retry: { maxAttempts: 2, baseDelayMs: 0 } });
+
+    expect(await rejection(client.pets.list())).toMatchObject({
+      name: "PetStoreNetworkError",
+      attempts: 2,
+      cause: { name: "TimeoutError" },
+    });
+  });
+
+  it("aborts an attempt in flight when the signal aborts, without retrying it", async () => {
+    const { client, sent } = clientWith([HANG, json(200, [])]);
+    const controller = new AbortController();
+
+    const listed = rejection(client.pets.list({}, { signal: controller.signal }));
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    controller.abort();
+
+    expect(await listed).toMatchObject({ name: "AbortError" });
+    expect(sent).toHaveLength(1);
+  });
+
   it("sends nothing when the signal has already aborted", async () => {
     const { client, sent } = clientWith([json(200, [])]);
 
@@ -466,6 +502,7 @@ describe("createPetStoreClient", () => {
     ["a blank apiKey", { apiKey: " " }, "apiKey must be the API key"],
     ["maxAttempts 0", { retry: { maxAttempts: 0 } }, "retry.maxAttempts must be an integer"],
     ["a negative maxDelayMs", { retry: { maxDelayMs: -1 } }, "retry.maxDelayMs must be 0 or more"],
+    ["attemptTimeoutMs 0", { attemptTimeoutMs: 0 }, "attemptTimeoutMs must be more than 0"],
   ])("refuses %s with a clear message", (_case, options, message) => {
     expect(() => createPetStoreClient({ baseUrl: BASE_URL, apiKey: API_KEY, ...options })).toThrow(message);
   });
