@@ -83,7 +83,11 @@ export interface PetStoreClient {
 /** One request; `signal` aborts it (the caller's signal or the attempt's time limit). */
 type Attempt<T> = (signal: AbortSignal) => Promise<{ data?: T; error?: unknown; response: Response }>;
 
-/** API Gateway ends every request at 29 seconds, so an attempt still waiting after 30 has failed. */
+/**
+ * API Gateway REST APIs end an integration at 29 seconds by default
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-execution-service-limits-table.html),
+ * so an attempt still waiting after 30 has failed.
+ */
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 30_000;
 
 /** Statuses that say "try again later": nothing was done, and the same request may succeed. */

@@ -65,6 +65,17 @@ export async function use(baseUrl: string, apiKey: string): Promise<string[]> {
 declare const error: unknown;
 `;
 
+/** What the examples of docs/client.md take as given: the reader's own values. */
+const DOC_EXAMPLES_CONTEXT = `declare const process: { env: Record<string, string | undefined> };
+declare const petStore: import("@petstore/client").PetStoreClient;
+declare const newPet: import("@petstore/client").NewPet;
+declare const order: { id: number };
+declare function queueForLater(job: { newPet: import("@petstore/client").NewPet; idempotencyKey: string }): void;
+`;
+const docExamples = [...readFileSync(`${projectRoot}docs/client.md`, "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map(
+  (match) => match[1] as string,
+);
+
 beforeAll(async () => {
   process.env.PETSTORE_LOG_FORMAT = "pretty";
   api = await startTestApi();
@@ -125,8 +136,11 @@ describe("the packed client package", () => {
     });
   });
 
-  it("type-checks a TypeScript consumer under a fresh `tsc --init` (ESM, nodenext), refusing wrong uses", async () => {
+  it("type-checks a TypeScript consumer and the examples of docs/client.md under a fresh `tsc --init` (ESM, nodenext), refusing wrong uses", async () => {
     writeFileSync(join(consumer, "consumer.ts"), TS_CONSUMER);
+    writeFileSync(join(consumer, "context.d.ts"), DOC_EXAMPLES_CONTEXT);
+    for (const [index, example] of docExamples.entries())
+      writeFileSync(join(consumer, `docExample${index}.ts`), example);
     await run(tsc, ["--init"], { cwd: consumer });
 
     const result = await run(tsc, ["--noEmit", "-p", "."], { cwd: consumer }).then(
@@ -134,6 +148,7 @@ describe("the packed client package", () => {
       (failure: { stdout: string }) => failure.stdout,
     );
 
+    expect(docExamples.length).toBeGreaterThanOrEqual(3);
     expect(result).toBe("");
   });
 });
