@@ -24,11 +24,12 @@ const mayImport: Record<Folder, readonly string[]> = {
   client: ["client"],
 };
 
+/** Where each folder's source is: client/ also holds its build output, rewritten while the package test packs it. */
+const sourceRoot = (folder: string) => (folder === "client" ? "client/src" : folder);
+
 function sourceFiles(folder: string): string[] {
-  return readdirSync(join(root, folder), { recursive: true, withFileTypes: true })
-    .filter(
-      (entry) => entry.isFile() && /\.(ts|mjs|js)$/.test(entry.name) && !entry.parentPath.includes("node_modules"),
-    )
+  return readdirSync(join(root, sourceRoot(folder)), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && /\.(ts|mjs|js)$/.test(entry.name))
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
