@@ -96,8 +96,8 @@ const RETRYABLE_STATUSES = new Set([429, 503]);
 /**
  * A create whose first attempt is still running (e.g. its connection dropped after it was sent)
  * answers 409 with `Retry-After`, and retrying the same key later gets the original 201 (docs/api.md,
- * "Retrying creates safely"). It is the one 4xx other than 429 that is retried: it can only be the
- * answer to this client's own earlier attempt.
+ * "Retrying creates safely"). It is the one 4xx other than 429 that is retried: it says that a
+ * request with this create's own key (usually its own earlier attempt) has not finished yet.
  */
 const IN_PROGRESS = "idempotency_key_in_progress";
 
