@@ -119,7 +119,10 @@ export interface components {
             code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "idempotency_key_in_progress" | "too_many_requests" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
-            /** @description The HTTP status code of the response. */
+            /**
+             * Format: int32
+             * @description The HTTP status code of the response.
+             */
             status: number;
         };
         /** @description A page of animals in ascending `id` order (oldest first), at most 100 long. */
@@ -147,11 +150,20 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
-                /** @description Maximum number of animals returned (a decimal integer). */
+                /**
+                 * @description Maximum number of animals returned (a decimal integer).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Return only animals with this status. Default: no filtering. */
+                /**
+                 * @description Return only animals with this status. Default: no filtering.
+                 * @example available
+                 */
                 status?: components["schemas"]["PetStatus"];
-                /** @description Opaque position from a previous page's `Link: rel="next"`. Bound to the `status` filter it was issued for. */
+                /**
+                 * @description Opaque position from a previous page's `Link: rel="next"`. Bound to the `status` filter it was issued for.
+                 * @example eyJhIjoxLCJzIjoiYXZhaWxhYmxlIn0.zQr1eHghcqRekEyC
+                 */
                 cursor?: string;
             };
             header?: never;
@@ -306,7 +318,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Client-chosen key that makes a retried create safe; scoped to the API key, kept at least 24 hours. The same key with the same body replays the original answer. */
+                /**
+                 * @description Client-chosen key that makes a retried create safe; scoped to the API key, kept at least 24 hours. The same key with the same body replays the original answer.
+                 * @example 5f0c6b52-3d0e-4a8b-9c61-2b7e4d1a9f03
+                 */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -538,7 +553,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the animal (a decimal integer). */
+                /**
+                 * @description Identifier of the animal (a decimal integer).
+                 * @example 1
+                 */
                 petId: number;
             };
             cookie?: never;
