@@ -23,7 +23,7 @@ import { issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import type { PetStatus } from "../../lib/contract/schemas";
-import { itemKeys } from "../../lib/db/table";
+import { itemKeys, type TableArea, tableAreas } from "../../lib/db/table";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
 import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
@@ -57,6 +57,11 @@ export interface RequestCost {
   readonly writeUnits: number;
   /** Write request units on the `byStatus` index: one per pet item written (see above). */
   readonly indexWriteUnits: number;
+  /**
+   * Request units by the part of the table they land on (one partition each, or one partition of the
+   * index: the one of the pet's status), index writes included: what the per-partition limits divide.
+   */
+  readonly areas: Readonly<Partial<Record<TableArea, { readonly readUnits: number; readonly writeUnits: number }>>>;
   /** Log events and bytes (message + per-event overhead) one request adds, by stage id. */
   readonly logs: Readonly<Record<string, { readonly events: number; readonly bytes: number }>>;
   /** The handler's wall time per request (median and p90 over the measured requests), ms. */
@@ -85,17 +90,44 @@ const context = {
 
 interface Recorded {
   command: string;
+  /** The part of the table the call touched (lib/db/table.ts's names). */
+  area: TableArea;
   read: number;
   write: number;
   index: number;
 }
+
+/** Which part of the table a call's partition key or index names. */
+function areaOf(pk: string | undefined, indexName: string | undefined): TableArea {
+  for (const [name, area] of Object.entries(tableAreas) as [TableArea, (typeof tableAreas)[TableArea]][]) {
+    if ("index" in area) {
+      if (indexName === area.index) return name;
+    } else if (
+      indexName === undefined &&
+      pk !== undefined &&
+      area.partitionKeys.some((key) => (key.endsWith("*") ? pk.startsWith(key.slice(0, -1)) : pk === key))
+    ) {
+      return name;
+    }
+  }
+  throw new Error(`a call outside the table's known areas (pk ${pk}, index ${indexName})`);
+}
+
+type KeyValue = string | { S?: string } | undefined;
+const text = (value: KeyValue) => (typeof value === "string" ? value : value?.S);
 
 /** Asks DynamoDB for the consumed capacity of every call and records it by kind. */
 function recordCapacity(client: DynamoDBDocumentClient): Recorded[] {
   const calls: Recorded[] = [];
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      const input = args.input as { ReturnConsumedCapacity?: string; Item?: Record<string, unknown> };
+      const input = args.input as {
+        ReturnConsumedCapacity?: string;
+        Item?: { pk?: KeyValue };
+        Key?: { pk?: KeyValue };
+        IndexName?: string;
+        ExpressionAttributeValues?: Record<string, KeyValue>;
+      };
       input.ReturnConsumedCapacity = "TOTAL";
       const result = await next(args);
       const units = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity
@@ -106,15 +138,35 @@ function recordCapacity(client: DynamoDBDocumentClient): Recorded[] {
         .replace(/^(Get|Put|Update|Delete)$/, "$1Item");
       if (units === undefined) throw new Error(`${command} reported no consumed capacity`);
       const isRead = command === "GetItem" || command === "Query";
+      // A Query names its partition in the key condition's `:pk` value (lib/pets/repository.ts).
+      const pk = text(input.Item?.pk ?? input.Key?.pk ?? input.ExpressionAttributeValues?.[":pk"]);
       // Only pet items carry the index's keys (lib/db/table.ts), so only they are written to it.
-      const pk = input.Item?.pk as string | { S?: string } | undefined;
-      const isPetWrite = command === "PutItem" && (typeof pk === "string" ? pk : pk?.S) === itemKeys.petPartition;
-      calls.push({ command, read: isRead ? units : 0, write: isRead ? 0 : units, index: isPetWrite ? units : 0 });
+      const isPetWrite = command === "PutItem" && pk === itemKeys.petPartition;
+      calls.push({
+        command,
+        area: areaOf(pk, input.IndexName),
+        read: isRead ? units : 0,
+        write: isRead ? 0 : units,
+        index: isPetWrite ? units : 0,
+      });
       return result;
     },
     { step: "initialize", name: "benchRecordCapacity" },
   );
   return calls;
+}
+
+function areaUnits(calls: readonly Recorded[]): RequestCost["areas"] {
+  const areas: Partial<Record<TableArea, { readUnits: number; writeUnits: number }>> = {};
+  const add = (area: TableArea, readUnits: number, writeUnits: number) => {
+    const current = areas[area] ?? { readUnits: 0, writeUnits: 0 };
+    areas[area] = { readUnits: current.readUnits + readUnits, writeUnits: current.writeUnits + writeUnits };
+  };
+  for (const call of calls) {
+    add(call.area, call.read, call.write);
+    if (call.index > 0) add("petsByStatus", 0, call.index);
+  }
+  return areas;
 }
 
 const statusOf = (id: number): PetStatus => (id % 2 === 0 ? "available" : "pending");
@@ -275,6 +327,7 @@ export async function measureRequestCost(options: { samples?: number } = {}): Pr
           readUnits: calls.reduce((sum, call) => sum + call.read, 0),
           writeUnits: calls.reduce((sum, call) => sum + call.write, 0),
           indexWriteUnits: calls.reduce((sum, call) => sum + call.index, 0),
+          areas: areaUnits(calls),
         };
         if (units && JSON.stringify(units) !== JSON.stringify(measured)) {
           throw new Error(`${COSTED_REQUESTS[kind]} used the table differently in two stages`);
