@@ -30,13 +30,8 @@ import { createTelemetry } from "../../lib/observability/telemetry";
 import { DynamoPetRepository, petItem } from "../../lib/pets/repository";
 import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
 import { toProxyEvent } from "../../local/proxyEvent";
+import { LOG_EVENT_OVERHEAD_BYTES } from "./capacity";
 import { median, percentile, round } from "./stats";
-
-/**
- * CloudWatch Logs counts each log event as its UTF-8 message plus 26 bytes.
- * https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutLogEvents.html
- */
-export const LOG_EVENT_OVERHEAD_BYTES = 26;
 
 /** The requests costed, one per way an operation uses the table. */
 export const COSTED_REQUESTS = {

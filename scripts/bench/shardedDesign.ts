@@ -230,7 +230,9 @@ export const resetCalls = (log: CallLog) =>
 export function comparisonPets(count: number): Pet[] {
   const statuses: PetStatus[] = ["available", "pending", "sold"];
   return Array.from({ length: count }, (_, index) => ({
-    id: timeOrderedId(ID_EPOCH_MS + 1_000_000 + index * 7, (index * 389) % ID_SUFFIXES),
+    // A fixed stand-in for the random suffix (Knuth's multiplicative hash, top 10 bits): spread
+    // over the shards independently of the status, as random suffixes are.
+    id: timeOrderedId(ID_EPOCH_MS + 1_000_000 + index * 7, Math.imul(index + 1, 2654435761) >>> 22),
     name: `Pet number ${index + 1}`,
     categoryId: 3,
     status: statuses[index % 7 === 0 ? 2 : index % 2] as PetStatus,
