@@ -96,9 +96,13 @@ export class ShardedPetStore {
   }
 
   /** One conditional put per create (a clash on the id, rare, draws again): no counter. */
-  async create(newPet: Omit<Pet, "id">, now: () => number = Date.now): Promise<Pet> {
+  async create(
+    newPet: Omit<Pet, "id">,
+    now: () => number = Date.now,
+    suffix: () => number = () => randomInt(ID_SUFFIXES),
+  ): Promise<Pet> {
     for (let draw = 0; draw < MAX_ID_DRAWS; draw++) {
-      const pet = { ...newPet, id: timeOrderedId(now()) };
+      const pet = { ...newPet, id: timeOrderedId(now(), suffix()) };
       try {
         await this.client.send(
           new PutCommand({
