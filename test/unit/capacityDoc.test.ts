@@ -26,12 +26,22 @@ const bindsFirst = (markdown: string) =>
     .map((cell) => cell.trim());
 
 describe("a stage's ceilings", () => {
-  it("puts the stage throttle first for every request when it is below every AWS limit", () => {
-    const row = bindsFirst(renderCeilings(production, inputs));
+  it.each(Object.values(stageConfigs))(
+    "puts the configured stage throttle first for every request in $id, as the page says",
+    (config) => {
+      const row = bindsFirst(renderCeilings(config, inputs));
 
-    expect(row?.slice(3, 8)).toEqual(
-      Array(5).fill(`**${production.api.throttlingRateLimit}** (API Gateway stage throttle)`),
-    );
+      expect(row?.slice(3, 8)).toEqual(
+        Array(5).fill(`**${config.api.throttlingRateLimit}** (API Gateway stage throttle)`),
+      );
+    },
+  );
+
+  it("has one production client meet its firewall limit below the stage throttle, as the page says", () => {
+    const perClient = ceilings(production, inputs).filter((c) => c.perClient && c.resource.startsWith("AWS WAF"));
+    const lowest = Math.min(...perClient.map((c) => c.perRequest.listPets ?? Infinity));
+
+    expect(lowest).toBeLessThan(production.api.throttlingRateLimit);
   });
 
   it("puts DynamoDB's per-partition write limit first for creates once the throttle is above it", () => {
