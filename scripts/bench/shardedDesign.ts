@@ -11,18 +11,19 @@
  * Nothing here is wired into the service: it exists to be measured and compared.
  */
 import { randomInt } from "node:crypto";
-import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { ConditionalCheckFailedException, CreateTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   BatchWriteCommand,
-  type DynamoDBDocumentClient,
+  DynamoDBDocumentClient,
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import type { Pet, PetStatus } from "../../lib/contract/schemas";
 import { itemKeys, petTable } from "../../lib/db/table";
-import type { PetPage, PetPageQuery } from "../../lib/pets/repository";
-import { toPet } from "../../lib/pets/repository";
+import { DynamoPetRepository, type PetPage, type PetPageQuery, petItem, toPet } from "../../lib/pets/repository";
+import { createPet } from "../../lib/pets/service";
+import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
 
 /** The sharded index: partition `<status>#<shard>`, sort key the id. */
 export const SHARDED_STATUS_INDEX = "byStatusShard";
@@ -62,7 +63,6 @@ export function createShardedTableInput(tableName: string) {
 }
 
 export async function createShardedTable(client: DynamoDBClient, tableName: string): Promise<void> {
-  const { CreateTableCommand } = await import("@aws-sdk/client-dynamodb");
   await client.send(new CreateTableCommand(createShardedTableInput(tableName)));
 }
 
@@ -312,11 +312,6 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
  * and wrote.
  */
 export async function measureShardedDesign(endpoint?: string): Promise<ShardedDesignResult> {
-  const { DynamoDBClient } = await import("@aws-sdk/client-dynamodb");
-  const { DynamoDBDocumentClient } = await import("@aws-sdk/lib-dynamodb");
-  const { startEmbeddedDynamo, ensureTable } = await import("../../local/dynamo");
-  const { DynamoPetRepository, petItem } = await import("../../lib/pets/repository");
-  const { createPet } = await import("../../lib/pets/service");
   const dynamo = endpoint ? undefined : await startEmbeddedDynamo({ host: "127.0.0.1", port: 0 });
   const raw = new DynamoDBClient({
     region: "us-east-1",
