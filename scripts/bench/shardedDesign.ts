@@ -272,7 +272,7 @@ export interface ShardedDesignResult {
 }
 
 export const SHARD_COUNTS = [4, 16] as const;
-export const COMPARED_PETS = 1_000;
+export const COMPARED_PETS = 500;
 const PAGES = 10;
 const CASES: readonly { name: string; limit: number; status: PetStatus | null }[] = [
   { name: "unfiltered, limit 20", limit: 20, status: null },
