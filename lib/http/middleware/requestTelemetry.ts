@@ -1,5 +1,6 @@
 import type { MiddlewareObj, Request } from "@middy/core";
 import type { APIGatewayProxyResult, Context } from "aws-lambda";
+import { isReplayedAnswer } from "../../idempotency/header";
 import type { Telemetry } from "../../observability/telemetry";
 import type { RouteDefinition } from "../../routes";
 import type { ApiEvent } from "../types";
@@ -27,7 +28,8 @@ export function requestTelemetry(
       status,
       latencyMs: started ? performance.now() - started.at : 0,
       coldStart: started?.cold ?? false,
-      petCreated: status === 201,
+      // A replay answers 201 too, but the pet was created (and counted) by the first request.
+      petCreated: status === 201 && !isReplayedAnswer(request.response?.headers),
       requestId: request.event.requestContext?.requestId,
       lambdaRequestId: request.context.awsRequestId,
       apiKeyId: request.event.principal?.keyId,
