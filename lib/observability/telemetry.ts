@@ -1,6 +1,8 @@
 import {
   createJsonLogger,
   createPrettyLogger,
+  enabled,
+  isoTimestamp,
   type LineWriter,
   type Logger,
   type LogLevel,
@@ -52,27 +54,49 @@ export function createTelemetry(options: {
     base: { service: options.service, stage: options.stage },
     write,
   });
+  const isEnabled = enabled(options.level);
+  const requestLine = requestLineWriter(options.service, options.stage);
   return {
     log,
     requestCompleted(summary) {
-      const level = summary.status >= 500 ? "error" : "info";
-      log[level]("request", {
-        operation: summary.operation,
-        method: summary.method,
-        route: summary.route,
-        path: summary.path,
-        status: summary.status,
-        latencyMs: Math.round(summary.latencyMs * 1000) / 1000,
-        coldStart: summary.coldStart,
-        requestId: summary.requestId,
-        lambdaRequestId: summary.lambdaRequestId,
-        apiKeyId: summary.apiKeyId,
-        userAgent: summary.userAgent,
-      });
+      const level = summary.status >= 500 ? "ERROR" : "INFO";
+      if (isEnabled(level)) write(requestLine(level, summary));
       write(embeddedMetricRecord(options.stage, summary, Date.now()));
     },
   };
 }
+
+const json = JSON.stringify;
+
+/**
+ * The request log line, as the JSON logger would write `log.info("request", fields)` (same keys,
+ * same order, undefined fields left out), joined from parts: the fields that are the same for every
+ * request of a route are serialised once. Every value from the request goes through
+ * JSON.stringify, so the line is valid JSON whatever a client sends.
+ */
+function requestLineWriter(service: string, stage: string) {
+  const prefixes = new Map<string, string>();
+  return (level: "INFO" | "ERROR", summary: RequestSummary): string => {
+    const routeKey = `${level} ${summary.operation} ${summary.method} ${summary.route}`;
+    let prefix = prefixes.get(routeKey);
+    if (prefix === undefined) {
+      prefix =
+        `","level":${json(level)},"message":"request","service":${json(service)},"stage":${json(stage)}` +
+        `,"operation":${json(summary.operation)},"method":${json(summary.method)},"route":${json(summary.route)}`;
+      prefixes.set(routeKey, prefix);
+    }
+    return (
+      `{"timestamp":"${isoTimestamp()}${prefix},"path":${json(summary.path)},"status":${json(summary.status)}` +
+      `,"latencyMs":${json(Math.round(summary.latencyMs * 1000) / 1000)},"coldStart":${json(summary.coldStart)}` +
+      optional("requestId", summary.requestId) +
+      optional("lambdaRequestId", summary.lambdaRequestId) +
+      optional("apiKeyId", summary.apiKeyId) +
+      `${optional("userAgent", summary.userAgent)}}`
+    );
+  };
+}
+
+const optional = (key: string, value: string | undefined) => (value === undefined ? "" : `,"${key}":${json(value)}`);
 
 /** For tests and tools that inject their own dependencies: errors only, as JSON on stderr. */
 export const errorsOnlyTelemetry: Telemetry = {
