@@ -8,7 +8,7 @@ import {
   type LogLevel,
   writeStdout,
 } from "./logger";
-import { embeddedMetricRecord, type RequestMeasurement } from "./metrics";
+import { embeddedMetricRecord, type RequestMeasurement, roundedMsText } from "./metrics";
 
 /** What one request looked like, for the request log line and the metrics. */
 export interface RequestSummary extends RequestMeasurement {
@@ -86,8 +86,8 @@ function requestLineWriter(service: string, stage: string) {
       prefixes.set(routeKey, prefix);
     }
     return (
-      `{"timestamp":"${isoTimestamp()}${prefix},"path":${json(summary.path)},"status":${json(summary.status)}` +
-      `,"latencyMs":${json(Math.round(summary.latencyMs * 1000) / 1000)},"coldStart":${json(summary.coldStart)}` +
+      `{"timestamp":"${isoTimestamp()}${prefix},"path":${json(summary.path)},"status":${summary.status}` +
+      `,"latencyMs":${roundedMsText(summary.latencyMs)},"coldStart":${summary.coldStart}` +
       optional("requestId", summary.requestId) +
       optional("lambdaRequestId", summary.lambdaRequestId) +
       optional("apiKeyId", summary.apiKeyId) +

@@ -5,7 +5,13 @@ import { createHandler as createListPets } from "../../functions/listPets";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import { ServiceUnavailableError } from "../../lib/errors";
 import { isoTimestamp } from "../../lib/observability/logger";
-import { embeddedMetricRecord, METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
+import {
+  embeddedMetricRecord,
+  METRICS_NAMESPACE,
+  metricNames,
+  roundedMs,
+  roundedMsText,
+} from "../../lib/observability/metrics";
 import { createTelemetry, type RequestSummary } from "../../lib/observability/telemetry";
 import { bearer, invoke, jsonContent } from "../support/api";
 import { fakeDependencies, singleKeyVerifier } from "../support/fakes";
@@ -230,6 +236,22 @@ describe("telemetry lines joined from parts", () => {
         });
         expect(embeddedMetricRecord(stage, summary, timestamp)).toBe(expected);
       }),
+    );
+  });
+
+  it("writes latencies as JSON.stringify writes them rounded to the microsecond, for any number", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.double(),
+          fc.double({ min: 0, max: 10_000 }),
+          fc.integer({ min: 0, max: 10_000_000 }).map((us) => us / 1000),
+        ),
+        (ms) => {
+          expect(roundedMsText(ms)).toBe(JSON.stringify(roundedMs(ms)));
+        },
+      ),
+      { numRuns: 2000 },
     );
   });
 
