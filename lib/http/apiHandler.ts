@@ -9,7 +9,7 @@ import { bearerAuth } from "./middleware/bearerAuth";
 import { deprecationNotice, sunsetGate } from "./middleware/deprecation";
 import { errorResponse } from "./middleware/errorResponse";
 import { jsonBody } from "./middleware/jsonBody";
-import { answerByDeadline, requestDeadline } from "./middleware/requestDeadline";
+import { REQUEST_DEADLINE_MARGIN_MS, requestDeadline } from "./middleware/requestDeadline";
 import { requestTelemetry } from "./middleware/requestTelemetry";
 import { responseEnvelope } from "./middleware/responseEnvelope";
 import type { ApiEvent, ApiResult, Dependencies } from "./types";
@@ -53,10 +53,6 @@ export function chainSteps(route: RouteDefinition, deps: Dependencies): ChainSte
   ];
 }
 
-const timedOut = (): never => {
-  throw new ServiceUnavailableError(1);
-};
-
 /** Wraps one operation in the chain every route shares (chainSteps). */
 export function apiHandler(
   route: RouteDefinition,
@@ -64,16 +60,15 @@ export function apiHandler(
   operation: Operation,
   hooks: ChainHooks = {},
 ): ProxyHandler {
-  // Answer before Lambda kills the function, as a retryable 503 rather than a gateway 5xx: the
-  // request's store calls are aborted at the same moment (requestDeadline), and this answers for
-  // anything else the operation is still waiting on.
-  const answerInTime: Operation = (event) =>
-    event.deadline ? answerByDeadline(operation(event), event.deadline, timedOut) : operation(event);
-  const chain = middy<ApiEvent, ApiResult, Error, Context>(answerInTime, {
+  const chain = middy<ApiEvent, ApiResult, Error, Context>(operation, {
     ...hooks,
-    // Middy's own early timeout arms a timer on every invocation; answerByDeadline does its work
-    // with one timer per container.
-    timeoutEarlyInMillis: 0,
+    // Answer before Lambda kills the function, as a retryable 503 rather than a gateway 5xx: the
+    // request's store calls are aborted at the same moment (requestDeadline), and this answers for
+    // anything else the operation is still waiting on. Middy's default margin is 5 ms.
+    timeoutEarlyInMillis: REQUEST_DEADLINE_MARGIN_MS,
+    timeoutEarlyResponse: () => {
+      throw new ServiceUnavailableError(1);
+    },
   });
   for (const { middleware } of chainSteps(route, deps)) chain.use(middleware);
   return chain as unknown as ProxyHandler;
