@@ -32,7 +32,9 @@ export type ChainHooks = Pick<
 /**
  * The middlewares every route shares, in the order they are used, shaped by its route definition.
  * `before` runs top to bottom; `after` and `onError` bottom to top, so the envelope finishes
- * every answer and errorResponse maps errors before the envelope sees them.
+ * every answer and errorResponse maps errors before the envelope sees them. Middlewares that wait
+ * on nothing are plain functions rather than async ones: Middy awaits whatever each returns, and
+ * an async function would add a promise per step to every request.
  */
 export function chainSteps(route: RouteDefinition, deps: Dependencies): ChainStep[] {
   const telemetry = deps.telemetry ?? errorsOnlyTelemetry;

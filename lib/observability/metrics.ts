@@ -97,18 +97,20 @@ function dimensionText(stage: string, operation: string): string {
 const [requestsKey, clientErrorsKey, serverErrorsKey, latencyKey, coldStartsKey, petsCreatedKey, authFailuresKey] =
   metricDefinitions.map(({ name }) => `,${JSON.stringify(name)}:`);
 
+const metricValue = (index: number, measurement: RequestMeasurement) =>
+  (metricDefinitions[index] as (typeof metricDefinitions)[number]).value(measurement);
+
 /**
  * One EMF record: `{"_aws":{"Timestamp":…,"CloudWatchMetrics":[…]},"Stage":…,"Operation":…,<metric>:<value>…}`,
  * exactly what JSON.stringify gives for that object (test/unit/telemetry.test.ts checks it), joined
  * from parts serialised once and the request's numbers.
  */
 export function embeddedMetricRecord(stage: string, measurement: RequestMeasurement, timestamp: number): string {
-  const value = (index: number) => (metricDefinitions[index] as (typeof metricDefinitions)[number]).value(measurement);
   return (
     `{"_aws":{"Timestamp":${Number.isSafeInteger(timestamp) ? `${timestamp}` : JSON.stringify(timestamp)},"CloudWatchMetrics":${declaration}}` +
     dimensionText(stage, measurement.operation) +
-    `${requestsKey}${value(0)}${clientErrorsKey}${value(1)}${serverErrorsKey}${value(2)}` +
+    `${requestsKey}${metricValue(0, measurement)}${clientErrorsKey}${metricValue(1, measurement)}${serverErrorsKey}${metricValue(2, measurement)}` +
     `${latencyKey}${roundedMsText(measurement.latencyMs)}` +
-    `${coldStartsKey}${value(4)}${petsCreatedKey}${value(5)}${authFailuresKey}${value(6)}}`
+    `${coldStartsKey}${metricValue(4, measurement)}${petsCreatedKey}${metricValue(5, measurement)}${authFailuresKey}${metricValue(6, measurement)}}`
   );
 }

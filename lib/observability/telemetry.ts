@@ -75,18 +75,22 @@ const json = JSON.stringify;
  * JSON.stringify, so the line is valid JSON whatever a client sends.
  */
 function requestLineWriter(service: string, stage: string) {
-  const prefixes = new Map<string, string>();
+  // Keyed by level, then operation (a constant string of the route table): no key is built per request.
+  const prefixes = { INFO: new Map<string, RoutePrefix>(), ERROR: new Map<string, RoutePrefix>() };
   return (level: "INFO" | "ERROR", summary: RequestSummary): string => {
-    const routeKey = `${level} ${summary.operation} ${summary.method} ${summary.route}`;
-    let prefix = prefixes.get(routeKey);
-    if (prefix === undefined) {
-      prefix =
-        `","level":${json(level)},"message":"request","service":${json(service)},"stage":${json(stage)}` +
-        `,"operation":${json(summary.operation)},"method":${json(summary.method)},"route":${json(summary.route)}`;
-      prefixes.set(routeKey, prefix);
+    let prefix = prefixes[level].get(summary.operation);
+    if (prefix === undefined || prefix.method !== summary.method || prefix.route !== summary.route) {
+      prefix = {
+        method: summary.method,
+        route: summary.route,
+        text:
+          `","level":${json(level)},"message":"request","service":${json(service)},"stage":${json(stage)}` +
+          `,"operation":${json(summary.operation)},"method":${json(summary.method)},"route":${json(summary.route)}`,
+      };
+      prefixes[level].set(summary.operation, prefix);
     }
     return (
-      `{"timestamp":"${isoTimestamp()}${prefix},"path":${json(summary.path)},"status":${summary.status}` +
+      `{"timestamp":"${isoTimestamp()}${prefix.text},"path":${json(summary.path)},"status":${summary.status}` +
       `,"latencyMs":${roundedMsText(summary.latencyMs)},"coldStart":${summary.coldStart}` +
       optional("requestId", summary.requestId) +
       optional("lambdaRequestId", summary.lambdaRequestId) +
@@ -94,6 +98,12 @@ function requestLineWriter(service: string, stage: string) {
       `${optional("userAgent", summary.userAgent)}}`
     );
   };
+}
+
+interface RoutePrefix {
+  readonly method: string;
+  readonly route: string;
+  readonly text: string;
 }
 
 const optional = (key: string, value: string | undefined) => (value === undefined ? "" : `,"${key}":${json(value)}`);

@@ -17,7 +17,7 @@ export function deprecationHeaders(deprecation: Deprecation): Record<string, str
 /** Adds Deprecation, Sunset and successor Link to every answer of the route, errors included. */
 export function deprecationNotice(deprecation: Deprecation): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
   const headers = Object.entries(deprecationHeaders(deprecation));
-  const addHeaders = async (request: { response: ApiResult | null | undefined }) => {
+  const addHeaders = (request: { response: ApiResult | null | undefined }) => {
     const response = request.response;
     if (!response) return;
     // A new headers object (the operation's may be shared), filled without spreads: every answer pays this.
@@ -35,7 +35,7 @@ export function sunsetGate(
   clock: () => Date,
 ): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
   return {
-    before: async () => {
+    before: () => {
       if (clock().getTime() >= deprecation.sunsetAt.getTime()) throw new GoneError(deprecation.successor);
     },
   };

@@ -17,7 +17,7 @@ export function requestTelemetry(
   telemetry: Telemetry,
 ): MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context> {
   const startedAt = new WeakMap<object, { at: number; cold: boolean }>();
-  const report = async (request: Request<ApiEvent, APIGatewayProxyResult, Error, Context>) => {
+  const report = (request: Request<ApiEvent, APIGatewayProxyResult, Error, Context>) => {
     const started = startedAt.get(request.event);
     const status = request.response?.statusCode ?? 500;
     telemetry.requestCompleted({
@@ -37,7 +37,7 @@ export function requestTelemetry(
     });
   };
   return {
-    before: async (request) => {
+    before: (request) => {
       startedAt.set(request.event, { at: performance.now(), cold: coldStart });
       coldStart = false;
     },

@@ -21,7 +21,7 @@ function requestIdOf(request: EnvelopeRequest): string {
  * with a JSON body and the headers every answer carries.
  */
 export function responseEnvelope(): MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context> {
-  const finish = async (request: EnvelopeRequest) => {
+  const finish = (request: EnvelopeRequest) => {
     const result = request.response as ApiResult | undefined;
     if (!result) return;
     // Assigned one by one rather than spread: the same headers, the common ones winning, for a

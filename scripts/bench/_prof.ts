@@ -1,0 +1,18 @@
+import type { Context } from "aws-lambda";
+import { createHandler } from "../../functions/getPet";
+import { issueApiKey } from "../../lib/auth/apiKeys";
+import { createApiKeyVerifier } from "../../lib/auth/verifier";
+import { InMemoryPetRepository } from "../../lib/pets/inMemoryRepository";
+import { toProxyEvent } from "../../local/proxyEvent";
+import { discardedTelemetry } from "./middleware";
+const records = new Map();
+const store = { findByHash: async (h: string) => records.get(h), save: async (r: { keyHash: string }) => { records.set(r.keyHash, r); }, list: async () => [], revoke: async () => false };
+const { key } = await issueApiKey(store as never, "local", "ab");
+const pets = new InMemoryPetRepository();
+await pets.insert({ id: await pets.allocateId(), name: "x", categoryId: 1, status: "available" });
+const deps = { pets, keys: createApiKeyVerifier(store as never, "local"), clock: () => new Date(), telemetry: discardedTelemetry() };
+const h = createHandler(deps);
+const context = { awsRequestId: "b", functionName: "b", getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
+const ev = () => toProxyEvent({ method: "GET", path: "/pets/1", search: new URLSearchParams(), headers: { authorization: `Bearer ${key}`, "user-agent": "bench" }, body: "", resource: "/pets/{petId}", pathParameters: { petId: "1" }, sourceIp: "1.1.1.1" });
+for (let i = 0; i < 300000; i++) await h(ev(), context);
+process.exit(0);
