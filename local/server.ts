@@ -13,7 +13,7 @@ import type { ErrorCode } from "../lib/contract/schemas";
 import type { ProxyHandler } from "../lib/http/apiHandler";
 import { errorResult } from "../lib/http/middleware/errorResponse";
 import { COMMON_HEADERS } from "../lib/http/middleware/responseEnvelope";
-import { isReplayedAnswer } from "../lib/idempotency/header";
+import { isReplayedAnswer } from "../lib/idempotency/replayed";
 import { API_BASE_PATH, type RouteDefinition, routeList, routes } from "../lib/routes";
 import { DOCS_PATH, type LocalDocs, localDocs } from "./apiDocs";
 import { listen } from "./listen";

@@ -2,13 +2,6 @@ import { idempotencyKeySchema } from "../contract/schemas";
 import { ValidationError } from "../errors";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
-/** Marks a 201 that repeats the stored answer of an earlier request: nothing was created by this one. */
-export const IDEMPOTENT_REPLAYED_HEADER = "Idempotent-Replayed";
-
-/** True when an answer's headers (as the handler returns them) say it is a replay. */
-export function isReplayedAnswer(headers: Record<string, unknown> | null | undefined): boolean {
-  return headers?.[IDEMPOTENT_REPLAYED_HEADER] === "true";
-}
 const { minLength, maxLength } = idempotencyKeySchema;
 
 /**

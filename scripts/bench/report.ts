@@ -72,7 +72,16 @@ export function stepTable(
       steps: result.steps,
     })),
   );
-  const names = [...new Set(columns.flatMap((column) => Object.keys(column.steps)))];
+  // Steps in the order they run: one a route lacks is slotted in after the step that precedes it.
+  const names: string[] = [];
+  for (const column of columns) {
+    let after = -1;
+    for (const name of Object.keys(column.steps)) {
+      const at = names.indexOf(name);
+      if (at === -1) names.splice(after + 1, 0, name);
+      after = at === -1 ? after + 1 : at;
+    }
+  }
   const rows = names.map((name) => [name, ...columns.map((column) => String(column.steps[name] ?? ""))]);
   const header = ["Step", ...columns.map((column) => column.title)];
   const widths = header.map((title, column) =>

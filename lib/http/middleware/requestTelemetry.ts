@@ -1,6 +1,6 @@
 import type { MiddlewareObj, Request } from "@middy/core";
 import type { APIGatewayProxyResult, Context } from "aws-lambda";
-import { isReplayedAnswer } from "../../idempotency/header";
+import { isReplayedAnswer } from "../../idempotency/replayed";
 import type { Telemetry } from "../../observability/telemetry";
 import type { RouteDefinition } from "../../routes";
 import type { ApiEvent } from "../types";
