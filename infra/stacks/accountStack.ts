@@ -42,9 +42,10 @@ export class AccountStack extends Stack {
     const account = new apigateway.CfnAccount(this, "ApiGatewayAccount", {
       cloudWatchRoleArn: this.cloudWatchRole.roleArn,
     });
-    // Kept if the stack is ever deleted: the setting outlives it, and a role it names must exist.
-    this.cloudWatchRole.applyRemovalPolicy(RemovalPolicy.RETAIN);
-    account.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    // Kept if the stack is ever deleted: the setting outlives it, and a role it names must exist. Not
+    // kept when the first create rolls back, so that the create can be retried as it is.
+    this.cloudWatchRole.applyRemovalPolicy(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE);
+    account.applyRemovalPolicy(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE);
 
     if (acknowledgeNagFindings) {
       Validations.of(this.cloudWatchRole).acknowledge({

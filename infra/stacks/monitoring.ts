@@ -80,6 +80,11 @@ const TABLE_OPERATIONS = [
 
 export class Monitoring extends Construct {
   readonly topic: sns.Topic;
+  /**
+   * Where the deployment-judging alarms (./rollout.ts) send their state changes: a topic of record,
+   * not a page. Nothing subscribes to it by default (docs/alarms.md).
+   */
+  readonly deploymentEventsTopic: sns.Topic;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly dashboard: cloudwatch.Dashboard;
   /** Every topic an alarm is sent to: the stage's own, and the configured existing one if any. */
@@ -115,7 +120,7 @@ export class Monitoring extends Construct {
     const key = new kms.Key(this, "AlarmTopicKey", {
       enableKeyRotation: true,
       description: `Encrypts the Pet Store ${stage} alarm topic`,
-      removalPolicy: props.keyRemovalPolicy ?? RemovalPolicy.RETAIN,
+      removalPolicy: props.keyRemovalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
     key.addToResourcePolicy(
       new iam.PolicyStatement({
@@ -139,6 +144,27 @@ export class Monitoring extends Construct {
         principals: [cloudWatch],
         actions: ["sns:Publish"],
         resources: [this.topic.topicArn],
+        conditions: onlyThisAccountsAlarms,
+      }),
+    );
+
+    // Same key and same publisher as the alarm topic, but no subscriptions: the rollback alarms fire
+    // on a single failed request during a deployment (CodeDeploy acts on them by polling), which is
+    // no reason to page anyone. Their state changes are recorded here, where whoever wants them
+    // (a chat channel, a deploy log) can subscribe, and AWS Control Tower's CT.CLOUDWATCH.PR.1 (an
+    // alarm must have an action) is met.
+    // https://docs.aws.amazon.com/controltower/latest/controlreference/cloudwatch-rules.html
+    this.deploymentEventsTopic = new sns.Topic(this, "DeploymentEventsTopic", {
+      displayName: `Pet Store ${stage} deployment events`,
+      masterKey: key,
+      enforceSSL: true,
+    });
+    this.deploymentEventsTopic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: "AllowCloudWatchAlarmsOfThisAccount",
+        principals: [cloudWatch],
+        actions: ["sns:Publish"],
+        resources: [this.deploymentEventsTopic.topicArn],
         conditions: onlyThisAccountsAlarms,
       }),
     );

@@ -170,6 +170,7 @@ export class PetStoreStack extends Stack {
       config: config.rollout,
       serverErrorRate: config.monitoring.serverErrorRate,
       ignoreRollbackAlarms: config.settings.ignoreRollbackAlarms ?? false,
+      eventsTopic: monitoring.deploymentEventsTopic,
     });
     this.edgeProtection = config.edgeProtection
       ? new EdgeProtection(this, "EdgeProtection", {
