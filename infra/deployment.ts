@@ -36,5 +36,7 @@ export const STACK_OUTPUTS = {
   customDomainTarget: "CustomDomainTarget",
   tableName: "TableName",
   alarmTopicArn: "AlarmTopicArn",
+  /** The non-paging topic the rollback alarms notify (docs/alarms.md). */
+  deploymentEventsTopicArn: "DeploymentEventsTopicArn",
   dashboardName: "DashboardName",
 } as const;

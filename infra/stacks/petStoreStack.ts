@@ -233,6 +233,7 @@ export class PetStoreStack extends Stack {
       description: "DynamoDB table (npm run keys finds it here)",
     });
     new CfnOutput(this, STACK_OUTPUTS.alarmTopicArn, { value: monitoring.topic.topicArn });
+    new CfnOutput(this, STACK_OUTPUTS.deploymentEventsTopicArn, { value: monitoring.deploymentEventsTopic.topicArn });
     new CfnOutput(this, STACK_OUTPUTS.dashboardName, { value: `PetStore-${config.stage}` });
 
     if (props.acknowledgeNagFindings !== false) acknowledgeNagFindings(this);
