@@ -88,7 +88,7 @@ describe("deploy safety", () => {
     const [roleId] = Object.keys(template.findResources("AWS::IAM::Role"));
 
     expect(others).toEqual([]);
-    expect(accountStack.node.id).toBe(ACCOUNT_STACK_NAME);
+    expect(accountStack.node.id).toBe("PetStore-Account-Staging-Production");
     expect(accountStack.stackName).toBe(ACCOUNT_STACK_NAME);
     expect(`${accountStack.account}/${accountStack.region}`).toBe("111111111111/eu-west-1");
     expect(accountStack.terminationProtection).toBe(true);
@@ -116,12 +116,12 @@ describe("deploy safety", () => {
 
     expect(stacks).toEqual([
       {
-        id: `${ACCOUNT_STACK_NAME}-111111111111-eu-west-1`,
+        id: `${ACCOUNT_STACK_NAME}-Staging`,
         name: ACCOUNT_STACK_NAME,
         environment: "111111111111/eu-west-1",
       },
       {
-        id: `${ACCOUNT_STACK_NAME}-222222222222-us-east-2`,
+        id: `${ACCOUNT_STACK_NAME}-Production`,
         name: ACCOUNT_STACK_NAME,
         environment: "222222222222/us-east-2",
       },
