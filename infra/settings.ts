@@ -244,17 +244,15 @@ export function settingsDrift(
     for (const name of committedSettingNames) {
       const key = contextKey(stage, name);
       const variable = environmentVariable(stage, name);
+      const fromCommitted = comparable(committed[key]);
       const fromContext = comparable(context(key));
       const fromEnvironment = comparable(environment[variable]);
-      const effective = fromContext ?? fromEnvironment;
-      if (effective === comparable(committed[key])) continue;
-      const source =
-        fromContext !== undefined
-          ? "from -c or cdk.context.json"
-          : fromEnvironment !== undefined
-            ? `from ${variable}`
-            : "unset";
-      drift.push(`${key} (${source})`);
+      if (fromContext !== fromCommitted) {
+        drift.push(`${key} (${fromContext === undefined ? "unset" : "from -c or cdk.context.json"})`);
+      } else if (fromEnvironment !== undefined && fromEnvironment !== fromCommitted) {
+        // Even where the context wins over it: whoever set it expects it to apply.
+        drift.push(`${key} (from ${variable})`);
+      }
     }
   }
   return drift;
