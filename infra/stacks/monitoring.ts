@@ -18,7 +18,7 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import { Construct } from "constructs";
 import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
 import type { DeployedStageName } from "../deployment";
-import { contextKey, environmentVariable, type StageSettings } from "../settings";
+import { contextKey, type StageSettings } from "../settings";
 
 export interface MonitoringConfig {
   /**
@@ -179,8 +179,7 @@ export class Monitoring extends Construct {
       Annotations.of(this).addWarningV2(
         NO_ALARM_DESTINATION_WARNING,
         `The ${stage} stage has no alarm destination: its alarms will reach nobody. Set ${contextKey(stage, "alarmEmails")} ` +
-          `and/or ${contextKey(stage, "alarmTopicArn")} in cdk.json's context or with -c, or ` +
-          `${environmentVariable(stage, "alarmEmails")} / ${environmentVariable(stage, "alarmTopicArn")} (docs/alarms.md).`,
+          `and/or ${contextKey(stage, "alarmTopicArn")} in cdk.json's "context" (docs/alarms.md).`,
       );
     }
 

@@ -224,7 +224,7 @@ describe("alarm destinations", () => {
     Annotations.fromStack(unconfigured.stack).hasWarning(
       "/MonitoringUnderTest/Monitoring",
       Match.stringLikeRegexp(
-        "The prod stage has no alarm destination: its alarms will reach nobody\\. Set prod:alarmEmails and/or prod:alarmTopicArn .*PETSTORE_PROD_ALARM_EMAILS",
+        'The prod stage has no alarm destination: its alarms will reach nobody\\. Set prod:alarmEmails and/or prod:alarmTopicArn in cdk.json\'s "context"',
       ),
     );
     Annotations.fromStack(configured.stack).hasNoWarning("*", Match.stringLikeRegexp("alarm destination"));

@@ -89,6 +89,23 @@ describe("one source of deployment settings", () => {
     expect(warnings).toEqual([]);
   });
 
+  it("with nothing committed, npm run synth (every stack) carries production's no-destination warning, as docs/alarms.md says", () => {
+    const production = productionOf(cdkJsonContext, {}, cdkJsonContext);
+    const script = (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts.synth;
+
+    const warnings = production
+      .synth()
+      .stacks.flatMap((stack) => stack.messages)
+      .filter((message) => message.level === "warning")
+      .map((message) => String(message.entry.data));
+    expect(warnings).toEqual([expect.stringMatching(/^The prod stage has no alarm destination/)]);
+    // npm run synth selects every stack, so the CLI prints it; the docs must not promise silence.
+    expect(script).toContain("'**'");
+    const alarms = read("docs/alarms.md");
+    expect(alarms).not.toMatch(/npm run synth`?,? [^.]*stays quiet/);
+    expect(alarms).toContain("`npm run synth` prints it (and still exits 0)");
+  });
+
   it.each([
     [
       "an environment variable",
