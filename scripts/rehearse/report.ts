@@ -1,0 +1,39 @@
+/** The rehearsal's report: one table per stage (caller, action, resource, decision), then the failures. */
+import type { RehearsalReport } from "./rehearse";
+
+const table = (rows: string[][]): string => {
+  const widths = rows[0]?.map((_, column) => Math.min(70, Math.max(...rows.map((row) => (row[column] ?? "").length)))) ?? [];
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ").trimEnd()).join("\n");
+};
+
+export function formatReport(title: string, report: RehearsalReport): string {
+  const lines = [`== ${title}`];
+  for (const stage of report.stages) {
+    lines.push("", `-- ${stage.stack} (account ${stage.account}, ${stage.region})`);
+    lines.push(`functions run from their artifacts: ${stage.functions.join(", ")}`);
+    for (const skipped of stage.skipped) lines.push(`skipped ${skipped.logicalId}: ${skipped.reason}`);
+    for (const redirected of stage.redirected) lines.push(`pointed at the local API: ${redirected}`);
+    const passed = stage.scenario.filter((check) => check.ok).length;
+    lines.push(`scenario: ${passed} of ${stage.scenario.length} checks passed`, "");
+    const rows = [["caller", "action", "resource", "decision"]];
+    for (const decision of stage.calls) rows.push([decision.request.caller, decision.request.action, decision.request.resource, decision.allowed ? "allowed" : `DENIED (${decision.result})`]);
+    for (const decision of stage.mustDeny) rows.push([decision.request.caller, decision.request.action, decision.request.resource, decision.allowed ? "ALLOWED (must be denied)" : "denied, as it must be"]);
+    for (const { decision, expected } of stage.services) {
+      const ok = decision.allowed === (expected === "allow");
+      rows.push([decision.request.caller, decision.request.action, decision.request.resource, `${decision.allowed ? "allowed" : "denied"}${ok ? "" : ` (EXPECTED ${expected.toUpperCase()})`}`]);
+    }
+    lines.push(table(rows));
+  }
+  if (report.failures.length) lines.push("", "FAILURES:", ...report.failures.map((failure) => `- ${failure}`));
+  return lines.join("\n");
+}
+
+export function summaryLine(reports: readonly RehearsalReport[]): string {
+  const stages = reports.flatMap((report) => report.stages);
+  const calls = stages.reduce((sum, stage) => sum + stage.calls.filter((d) => d.allowed).length, 0);
+  const functions = stages.reduce((sum, stage) => sum + stage.functions.length, 0);
+  const services = new Set(stages.flatMap((stage) => stage.services.filter((s) => s.expected === "allow" && s.decision.allowed).map((s) => `${stage.stack} ${s.decision.request.caller}`))).size;
+  const mustDeny = stages.reduce((sum, stage) => sum + stage.mustDeny.filter((d) => !d.allowed).length, 0);
+  const failures = reports.reduce((sum, report) => sum + report.failures.length, 0);
+  return `rehearsal: ${calls} calls from ${functions} functions and ${services} service principals allowed; ${mustDeny} must-deny denied; ${failures} failures`;
+}
