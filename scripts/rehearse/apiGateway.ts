@@ -190,7 +190,9 @@ export class LocalRestApi {
       pathParameters: Object.keys(found.pathParameters).length ? found.pathParameters : null,
       sourceIp: "203.0.113.10",
     });
-    const apiId = this.resolver.ref(String((method.Properties?.RestApiId as { Ref?: string }).Ref ?? "unknown"));
+    const apiId = this.resolver.ref(
+      String((method.Properties?.RestApiId as { Ref?: string } | undefined)?.Ref ?? "unknown"),
+    );
     Object.assign(event.requestContext, { accountId: this.resolver.account, apiId, requestId });
     const methodPath = `${this.stageName}/${method.Properties?.HttpMethod}${resource.replace(/\{[^}]+\}/g, "*")}`;
     this.invocations.push({ aliasArn, methodPath });

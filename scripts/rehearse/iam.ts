@@ -38,20 +38,31 @@ export interface NamedPolicy {
 }
 
 /** The identity policies of a role in the template: its inline policies and the AWS::IAM::Policy resources attached to it. */
-export function rolePolicies(resolver: Resolver, roleLogicalId: string): { policies: NamedPolicy[]; unresolved: string[] } {
+export function rolePolicies(
+  resolver: Resolver,
+  roleLogicalId: string,
+): { policies: NamedPolicy[]; unresolved: string[] } {
   const { template } = resolver.stack;
   const role = template.Resources[roleLogicalId];
   const policies: NamedPolicy[] = [];
   const unresolved: string[] = [];
-  for (const inline of (role?.Properties?.Policies as { PolicyName: string; PolicyDocument: unknown }[] | undefined) ?? []) {
-    policies.push({ name: `${roleLogicalId} inline ${inline.PolicyName}`, document: resolver.resolve(inline.PolicyDocument) as NamedPolicy["document"] });
+  for (const inline of (role?.Properties?.Policies as { PolicyName: string; PolicyDocument: unknown }[] | undefined) ??
+    []) {
+    policies.push({
+      name: `${roleLogicalId} inline ${inline.PolicyName}`,
+      document: resolver.resolve(inline.PolicyDocument) as NamedPolicy["document"],
+    });
   }
-  for (const arn of (resolver.resolve(role?.Properties?.ManagedPolicyArns ?? []) as string[]) ?? []) unresolved.push(String(arn));
+  for (const arn of (resolver.resolve(role?.Properties?.ManagedPolicyArns ?? []) as string[]) ?? [])
+    unresolved.push(String(arn));
   for (const type of ["AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"]) {
     for (const [logicalId, policy] of resourcesOf(template, type)) {
       const roles = (policy.Properties?.Roles as { Ref?: string }[] | undefined) ?? [];
       if (!roles.some((ref) => ref.Ref === roleLogicalId)) continue;
-      policies.push({ name: logicalId, document: resolver.resolve(policy.Properties?.PolicyDocument) as NamedPolicy["document"] });
+      policies.push({
+        name: logicalId,
+        document: resolver.resolve(policy.Properties?.PolicyDocument) as NamedPolicy["document"],
+      });
     }
   }
   return { policies, unresolved };
@@ -127,7 +138,9 @@ export async function evaluate(
       principal: options.principal,
       action: request.action,
       resource: { resource: request.resource, accountId: accountOf(request.resource, options.principalAccount) },
-      contextVariables: Object.fromEntries(Object.entries(request.context).map(([key, value]) => [renameKey(key), value])),
+      contextVariables: Object.fromEntries(
+        Object.entries(request.context).map(([key, value]) => [renameKey(key), value]),
+      ),
     },
     identityPolicies: identity.documents,
     serviceControlPolicies: [],
@@ -136,16 +149,30 @@ export async function evaluate(
   };
   const response = await runSimulation(simulation, {});
   if (response.resultType === "error") {
-    return { request, allowed: false, result: "SimulationError", explanation: JSON.stringify(response.errors).slice(0, 600) };
+    return {
+      request,
+      allowed: false,
+      result: "SimulationError",
+      explanation: JSON.stringify(response.errors).slice(0, 600),
+    };
   }
   const result = response.overallResult;
   const allowed = result === "Allowed";
   let explanation = "";
   if (!allowed && response.resultType === "single") {
-    const analysis = response.result.analysis as unknown as Record<string, { denyStatements?: unknown[]; unmatchedStatements?: unknown[] } | undefined>;
+    const analysis = response.result.analysis as unknown as Record<
+      string,
+      { denyStatements?: unknown[]; unmatchedStatements?: unknown[] } | undefined
+    >;
     const lines: string[] = [];
     const statementsOf = (section: string, key: "denyStatements" | "unmatchedStatements") =>
-      (analysis[section]?.[key] ?? []) as { statement: { Sid?: string }; actionMatch?: boolean; resourceMatch?: boolean; conditionMatch?: string; explain?: { conditions?: { operator: string; conditionKeyValue: string; unmatchedValues?: string[] }[] } }[];
+      (analysis[section]?.[key] ?? []) as {
+        statement: { Sid?: string };
+        actionMatch?: boolean;
+        resourceMatch?: boolean;
+        conditionMatch?: string;
+        explain?: { conditions?: { operator: string; conditionKeyValue: string; unmatchedValues?: string[] }[] };
+      }[];
     for (const [section, refs] of [
       ["identityAnalysis", identity.statements],
       ["resourceAnalysis", resource?.statements ?? new Map()],
@@ -162,25 +189,40 @@ export async function evaluate(
         if (!unmatched.resourceMatch) reasons.push(`its Resource does not match ${request.resource}`);
         for (const condition of unmatched.explain?.conditions ?? []) {
           if (condition.unmatchedValues?.length || (condition as { matches?: boolean }).matches === false) {
-            const key = Object.keys(request.context).find((name) => renameKey(name).toLowerCase() === condition.conditionKeyValue.toLowerCase()) ?? condition.conditionKeyValue;
-            reasons.push(`its condition ${condition.operator} ${key.replace(/^aws:RequestTag\/kms-EncryptionContext-/, "kms:EncryptionContext:")} does not hold for ${JSON.stringify(request.context[key] ?? "(absent)")}`);
+            const key =
+              Object.keys(request.context).find(
+                (name) => renameKey(name).toLowerCase() === condition.conditionKeyValue.toLowerCase(),
+              ) ?? condition.conditionKeyValue;
+            reasons.push(
+              `its condition ${condition.operator} ${key.replace(/^aws:RequestTag\/kms-EncryptionContext-/, "kms:EncryptionContext:")} does not hold for ${JSON.stringify(request.context[key] ?? "(absent)")}`,
+            );
           }
         }
         lines.push(`${describeStatement(ref)} names the action, but ${reasons.join("; ") || "it does not apply"}`);
       }
     }
-    explanation = lines.length ? lines.join("\n") : `no statement of ${[...(options.identityPolicies ?? []), ...(options.resourcePolicy ? [options.resourcePolicy] : [])].map((policy) => policy.name).join(", ") || "any policy"} grants ${request.action}`;
+    explanation = lines.length
+      ? lines.join("\n")
+      : `no statement of ${[...(options.identityPolicies ?? []), ...(options.resourcePolicy ? [options.resourcePolicy] : [])].map((policy) => policy.name).join(", ") || "any policy"} grants ${request.action}`;
   }
   return { request, allowed, result, explanation };
 }
 
 /** The partition key attribute of a table, from the template. */
-function hashKeyOf(resolver: Resolver, tableName: string, indexName?: string): { key?: string; tableLogicalId?: string } {
+function hashKeyOf(
+  resolver: Resolver,
+  tableName: string,
+  indexName?: string,
+): { key?: string; tableLogicalId?: string } {
   for (const type of ["AWS::DynamoDB::GlobalTable", "AWS::DynamoDB::Table"]) {
     for (const [logicalId, table] of resourcesOf(resolver.stack.template, type)) {
       if (resolver.ref(logicalId) !== tableName) continue;
       const schema = indexName
-        ? (table.Properties?.GlobalSecondaryIndexes as { IndexName: string; KeySchema: { AttributeName: string; KeyType: string }[] }[] | undefined)?.find((index) => index.IndexName === indexName)?.KeySchema
+        ? (
+            table.Properties?.GlobalSecondaryIndexes as
+              | { IndexName: string; KeySchema: { AttributeName: string; KeyType: string }[] }[]
+              | undefined
+          )?.find((index) => index.IndexName === indexName)?.KeySchema
         : (table.Properties?.KeySchema as { AttributeName: string; KeyType: string }[] | undefined);
       return { key: schema?.find((entry) => entry.KeyType === "HASH")?.AttributeName, tableLogicalId: logicalId };
     }
@@ -227,21 +269,32 @@ export function requestsOf(
     // dynamodb:LeadingKeys holds the partition key values an item request or a Query names.
     let leadingKeys: string[] | undefined;
     if (["GetItem", "DeleteItem", "UpdateItem"].includes(call.operation)) {
-      leadingKeys = [attributeText((call.body.Key as Record<string, unknown>)?.[key ?? ""])].filter((v): v is string => v !== undefined);
+      leadingKeys = [attributeText((call.body.Key as Record<string, unknown>)?.[key ?? ""])].filter(
+        (v): v is string => v !== undefined,
+      );
     } else if (call.operation === "PutItem") {
-      leadingKeys = [attributeText((call.body.Item as Record<string, unknown>)?.[key ?? ""])].filter((v): v is string => v !== undefined);
+      leadingKeys = [attributeText((call.body.Item as Record<string, unknown>)?.[key ?? ""])].filter(
+        (v): v is string => v !== undefined,
+      );
     } else if (call.operation === "Query") {
       leadingKeys = queryLeadingKeys(call.body, key ?? "");
     } else if (call.operation !== "Scan" && call.operation !== "DescribeTable") {
-      return { requests: [], unmodelled: `dynamodb:${call.operation} (batch and transaction requests are not modelled)` };
+      return {
+        requests: [],
+        unmodelled: `dynamodb:${call.operation} (batch and transaction requests are not modelled)`,
+      };
     }
     return {
-      requests: [{ caller, action, resource, context: leadingKeys ? { "dynamodb:LeadingKeys": leadingKeys } : {}, because }],
+      requests: [
+        { caller, action, resource, context: leadingKeys ? { "dynamodb:LeadingKeys": leadingKeys } : {}, because },
+      ],
     };
   }
   if (call.service === "secretsmanager") {
     const secretId = String(call.body.SecretId ?? "");
-    const requests: IamRequest[] = [{ caller, action: `secretsmanager:${call.operation}`, resource: secretId, context: {}, because }];
+    const requests: IamRequest[] = [
+      { caller, action: `secretsmanager:${call.operation}`, resource: secretId, context: {}, because },
+    ];
     // A secret encrypted with a customer managed key is read (and written) through KMS on the
     // caller's behalf: https://docs.aws.amazon.com/secretsmanager/latest/userguide/security-encryption.html
     for (const [logicalId, secret] of resourcesOf(resolver.stack.template, "AWS::SecretsManager::Secret")) {
@@ -265,7 +318,10 @@ export function requestsOf(
 export function keyPolicyOf(resolver: Resolver, keyArn: string): NamedPolicy | undefined {
   for (const [logicalId, key] of resourcesOf(resolver.stack.template, "AWS::KMS::Key")) {
     if (resolver.getAtt(logicalId, "Arn") === keyArn || resolver.ref(logicalId) === keyArn) {
-      return { name: `${logicalId} key policy`, document: resolver.resolve(key.Properties?.KeyPolicy) as NamedPolicy["document"] };
+      return {
+        name: `${logicalId} key policy`,
+        document: resolver.resolve(key.Properties?.KeyPolicy) as NamedPolicy["document"],
+      };
     }
   }
   return undefined;

@@ -4,11 +4,12 @@
  * elsewhere (for example one whose template was edited by hand). Exit 1 on any failure.
  */
 import { existsSync } from "node:fs";
+import { silenceSdkNodeVersionWarning } from "../../local/settings";
 import { AssemblyError } from "./assembly";
 import { rehearsalConfigurations } from "./configurations";
 import { type RehearsalReport, rehearseAssembly } from "./rehearse";
 import { formatReport, summaryLine } from "./report";
-import { synthesize } from "./synth";
+import { synthesizeAll } from "./synth";
 
 const USAGE = "Usage: npm run rehearse [-- --assembly DIR]";
 
@@ -33,9 +34,13 @@ async function main(args: string[]): Promise<number> {
     }
     reports.push({ title: assembly, report: await rehearseAssembly(assembly) });
   } else {
+    const directories = synthesizeAll(rehearsalConfigurations);
     for (const configuration of rehearsalConfigurations) {
-      const directory = synthesize(configuration);
-      reports.push({ title: `${configuration.name}: ${configuration.description}`, report: await rehearseAssembly(directory) });
+      const directory = directories.get(configuration.name) as string;
+      reports.push({
+        title: `${configuration.name}: ${configuration.description}`,
+        report: await rehearseAssembly(directory),
+      });
     }
   }
   for (const { title, report } of reports) console.log(formatReport(title, report));
@@ -43,12 +48,15 @@ async function main(args: string[]): Promise<number> {
   return reports.some(({ report }) => report.failures.length > 0) ? 1 : 0;
 }
 
+silenceSdkNodeVersionWarning();
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(`rehearse: ${error instanceof AssemblyError ? error.message : error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      `rehearse: ${error instanceof AssemblyError ? error.message : error instanceof Error ? error.message : String(error)}`,
+    );
     process.exitCode = 1;
   },
 );

@@ -14,7 +14,10 @@ export function mustDenyRequests(
 ): { roleLogicalId: string | undefined; request: IamRequest }[] {
   const { resolver, stack } = stage;
   const { template } = stack;
-  const tables = [...resourcesOf(template, "AWS::DynamoDB::GlobalTable"), ...resourcesOf(template, "AWS::DynamoDB::Table")];
+  const tables = [
+    ...resourcesOf(template, "AWS::DynamoDB::GlobalTable"),
+    ...resourcesOf(template, "AWS::DynamoDB::Table"),
+  ];
   const tableArns = tables.map(([logicalId]) => resolver.getAtt(logicalId, "Arn"));
   const otherTables = [
     `arn:aws:dynamodb:${stack.region}:${stack.account}:table/another-table`,
@@ -22,15 +25,18 @@ export function mustDenyRequests(
       .filter((other) => other !== stack)
       .flatMap((other) => {
         const otherStage = new (resolver.constructor as typeof import("./resolve").Resolver)(other, stageStacks);
-        return [...resourcesOf(other.template, "AWS::DynamoDB::GlobalTable"), ...resourcesOf(other.template, "AWS::DynamoDB::Table")].map(
-          ([logicalId]) => otherStage.getAtt(logicalId, "Arn"),
-        );
+        return [
+          ...resourcesOf(other.template, "AWS::DynamoDB::GlobalTable"),
+          ...resourcesOf(other.template, "AWS::DynamoDB::Table"),
+        ].map(([logicalId]) => otherStage.getAtt(logicalId, "Arn"));
       }),
   ];
   const apiAliases = new Set(stage.api ? [...stage.aliases.keys()] : []);
   const apiFunctions = new Set([...apiAliases].map((arn) => stage.aliases.get(arn)));
   const scheduled = new Set(
-    resourcesOf(template, "AWS::Scheduler::Schedule").map(([, schedule]) => (resolver.resolve(schedule.Properties?.Target) as { Arn?: string }).Arn),
+    resourcesOf(template, "AWS::Scheduler::Schedule").map(
+      ([, schedule]) => (resolver.resolve(schedule.Properties?.Target) as { Arn?: string }).Arn,
+    ),
   );
   const serviceTokens = new Set(
     Object.values(template.Resources)
@@ -38,10 +44,22 @@ export function mustDenyRequests(
       .map((resource) => resolver.resolve(resource.Properties?.ServiceToken)),
   );
   const requests: { roleLogicalId: string | undefined; request: IamRequest }[] = [];
-  const deny = (fn: (typeof stage.functions)[number], action: string, resource: string, keys: string[] | undefined, because: string) =>
+  const deny = (
+    fn: (typeof stage.functions)[number],
+    action: string,
+    resource: string,
+    keys: string[] | undefined,
+    because: string,
+  ) =>
     requests.push({
       roleLogicalId: fn.roleLogicalId,
-      request: { caller: fn.logicalId, action, resource, context: keys ? { "dynamodb:LeadingKeys": keys } : {}, because },
+      request: {
+        caller: fn.logicalId,
+        action,
+        resource,
+        context: keys ? { "dynamodb:LeadingKeys": keys } : {},
+        because,
+      },
     });
   for (const fn of stage.functions) {
     if (apiFunctions.has(fn.logicalId)) {
@@ -58,12 +76,30 @@ export function mustDenyRequests(
     }
     if (scheduled.has(fn.spec.functionArn)) {
       for (const table of tableArns) {
-        for (const action of ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:Scan"]) {
-          deny(fn, action, table, action === "dynamodb:Scan" ? undefined : [apiKeyPartition], "the synthetic check touching the table");
+        for (const action of [
+          "dynamodb:PutItem",
+          "dynamodb:UpdateItem",
+          "dynamodb:DeleteItem",
+          "dynamodb:GetItem",
+          "dynamodb:Scan",
+        ]) {
+          deny(
+            fn,
+            action,
+            table,
+            action === "dynamodb:Scan" ? undefined : [apiKeyPartition],
+            "the synthetic check touching the table",
+          );
         }
       }
       for (const [logicalId] of resourcesOf(template, "AWS::SecretsManager::Secret")) {
-        deny(fn, "secretsmanager:PutSecretValue", resolver.ref(logicalId), undefined, "the synthetic check writing its key");
+        deny(
+          fn,
+          "secretsmanager:PutSecretValue",
+          resolver.ref(logicalId),
+          undefined,
+          "the synthetic check writing its key",
+        );
       }
     }
     if (serviceTokens.has(fn.spec.functionArn)) {
@@ -76,7 +112,8 @@ export function mustDenyRequests(
         deny(fn, "dynamodb:DeleteItem", table, [apiKeyPartition], "the key provisioner deleting key records");
         deny(fn, "dynamodb:Scan", table, undefined, "the key provisioner scanning the table");
       }
-      for (const table of otherTables) deny(fn, "dynamodb:PutItem", table, [apiKeyPartition], "the key provisioner writing another table or stage");
+      for (const table of otherTables)
+        deny(fn, "dynamodb:PutItem", table, [apiKeyPartition], "the key provisioner writing another table or stage");
     }
   }
   return requests;

@@ -43,7 +43,7 @@ export class Resolver {
 
   /** The physical name CloudFormation would give the resource. */
   physicalName(logicalId: string, maxLength = 64): string {
-    return `${this.stack.stackName}-${logicalId}`.slice(0, maxLength - 13) + `-${suffix(logicalId)}`;
+    return `${`${this.stack.stackName}-${logicalId}`.slice(0, maxLength - 13)}-${suffix(logicalId)}`;
   }
 
   ref(logicalId: string): string {

@@ -5,11 +5,19 @@
  * synthetic check, which then calls that same API. Every answer is checked.
  */
 import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { hasApiKeyShape } from "../../lib/auth/apiKeys";
 import type { StageName } from "../../lib/config";
 import { resourcesOf } from "./assembly";
 import type { AwsStandIn } from "./awsStandIn";
 import type { StageFunction, StageRehearsal } from "./stage";
+
+const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+const filesUnder = (path: string): string[] =>
+  statSync(path).isDirectory() ? readdirSync(path).flatMap((name) => filesUnder(join(path, name))) : [path];
 
 export interface ScenarioCheck {
   readonly caller: string;
@@ -31,6 +39,26 @@ export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): P
   const stageName = (stage.functions
     .map((fn) => fn.spec.environment.PETSTORE_STAGE)
     .find((value) => value !== undefined) ?? "staging") as StageName;
+
+  // The artifact must stand alone: no path of the machine that built it, and never the test-only
+  // IAM evaluator (AGPL-3.0), which must not ship.
+  for (const fn of stage.functions) {
+    const text = filesUnder(fn.spec.assetDir)
+      .map((file) => readFileSync(file, "utf8"))
+      .join("\n");
+    check(
+      fn.spec.label,
+      "its bundle names no path of the source tree",
+      !text.includes(PROJECT_ROOT),
+      `the bundle contains ${PROJECT_ROOT}`,
+    );
+    check(
+      fn.spec.label,
+      "its bundle holds no test-only package",
+      !text.includes("@cloud-copilot"),
+      "the bundle contains @cloud-copilot (AGPL-3.0, test-only)",
+    );
+  }
 
   for (const { fn, error } of await stage.initErrors()) {
     check(fn.spec.label, "starts (init)", false, `${error.errorType}: ${error.errorMessage}`);
@@ -109,7 +137,9 @@ export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): P
     const fn = stage.functions.find((candidate) => candidate.spec.functionArn === target.Arn);
     if (!fn?.running) continue;
     const outcome = await fn.running.invoke(target.Input ? JSON.parse(target.Input) : {});
-    const result = outcome.result as { passed?: boolean; checks?: number; failedChecks?: number } | undefined;
+    const result = (outcome.error ? undefined : outcome.result) as
+      | { passed?: boolean; checks?: number; failedChecks?: number }
+      | undefined;
     check(
       fn.spec.label,
       "the scheduled run passes against the local API",
