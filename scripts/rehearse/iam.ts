@@ -167,23 +167,26 @@ export async function evaluate(
     const lines: string[] = [];
     const statementsOf = (section: string, key: "denyStatements" | "unmatchedStatements") =>
       (analysis[section]?.[key] ?? []) as {
-        statement: { Sid?: string };
+        // The evaluator's statement objects answer their Sid as the explanation's identifier.
+        explain?: {
+          identifier?: string;
+          conditions?: { operator: string; conditionKeyValue: string; unmatchedValues?: string[] }[];
+        };
         actionMatch?: boolean;
         resourceMatch?: boolean;
         conditionMatch?: string;
-        explain?: { conditions?: { operator: string; conditionKeyValue: string; unmatchedValues?: string[] }[] };
       }[];
     for (const [section, refs] of [
       ["identityAnalysis", identity.statements],
       ["resourceAnalysis", resource?.statements ?? new Map()],
     ] as const) {
       for (const denied of statementsOf(section, "denyStatements")) {
-        const ref = refs.get(denied.statement.Sid ?? "");
+        const ref = refs.get(denied.explain?.identifier ?? "");
         if (ref) lines.push(`explicitly denied by ${describeStatement(ref)}`);
       }
       for (const unmatched of statementsOf(section, "unmatchedStatements")) {
         if (!unmatched.actionMatch) continue;
-        const ref = refs.get(unmatched.statement.Sid ?? "");
+        const ref = refs.get(unmatched.explain?.identifier ?? "");
         if (!ref) continue;
         const reasons: string[] = [];
         if (!unmatched.resourceMatch) reasons.push(`its Resource does not match ${request.resource}`);

@@ -63,13 +63,19 @@ export function summaryLine(reports: readonly RehearsalReport[]): string {
   const stages = reports.flatMap((report) => report.stages);
   const calls = stages.reduce((sum, stage) => sum + stage.calls.filter((d) => d.allowed).length, 0);
   const functions = stages.reduce((sum, stage) => sum + stage.functions.length, 0);
-  const services = new Set(
-    stages.flatMap((stage) =>
-      stage.services
-        .filter((s) => s.expected === "allow" && s.decision.allowed)
-        .map((s) => `${stage.stack} ${s.decision.request.caller}`),
-    ),
-  ).size;
+  // A service principal counts once per stage of each assembly rehearsed.
+  const services = reports
+    .flatMap((report) => report.stages)
+    .reduce(
+      (sum, stage) =>
+        sum +
+        new Set(
+          stage.services
+            .filter((s) => s.expected === "allow" && s.decision.allowed)
+            .map((s) => s.decision.request.caller),
+        ).size,
+      0,
+    );
   const mustDeny = stages.reduce((sum, stage) => sum + stage.mustDeny.filter((d) => !d.allowed).length, 0);
   const failures = reports.reduce((sum, report) => sum + report.failures.length, 0);
   return `rehearsal: ${calls} calls from ${functions} functions and ${services} service principals allowed; ${mustDeny} must-deny denied; ${failures} failures`;

@@ -24,7 +24,7 @@ const reports = new Map<string, RehearsalReport>();
 beforeAll(async () => {
   assemblies = synthesizeAll(rehearsalConfigurations);
   for (const [name, directory] of assemblies) reports.set(name, await rehearseAssembly(directory));
-}, 600_000);
+}, 900_000);
 
 describe.each(rehearsalConfigurations.map((configuration) => configuration.name))("the %s deployment", (name) => {
   const report = () => reports.get(name) as RehearsalReport;
