@@ -3,7 +3,7 @@
  * its deploy offline; `npm run rehearse -- --assembly DIR` rehearses a cloud assembly synthesized
  * elsewhere (for example one whose template was edited by hand). Exit 1 on any failure.
  */
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { silenceSdkNodeVersionWarning } from "../../local/settings";
 import { AssemblyError } from "./assembly";
 import { rehearsalConfigurations } from "./configurations";

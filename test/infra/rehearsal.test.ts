@@ -6,10 +6,10 @@
  * the cloud assembly each, to see the rehearsal name what broke.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { itemKeys, STATUS_INDEX } from "../../lib/db/table";
 import { type AssemblyStack, type CfnTemplate, readAssembly, resourcesOf } from "../../scripts/rehearse/assembly";
 import { rehearsalConfigurations } from "../../scripts/rehearse/configurations";
@@ -19,12 +19,19 @@ import { synthesizeAll } from "../../scripts/rehearse/synth";
 import { projectRoot } from "../support/processes";
 
 let assemblies = new Map<string, string>();
+/** Every cloud assembly directory the file made, removed at the end. */
+const made: string[] = [];
 const reports = new Map<string, RehearsalReport>();
 
 beforeAll(async () => {
   assemblies = synthesizeAll(rehearsalConfigurations);
+  made.push(...assemblies.values());
   for (const [name, directory] of assemblies) reports.set(name, await rehearseAssembly(directory));
 }, 900_000);
+
+afterAll(() => {
+  for (const directory of made) rmSync(directory, { recursive: true, force: true });
+});
 
 describe.each(rehearsalConfigurations.map((configuration) => configuration.name))("the %s deployment", (name) => {
   const report = () => reports.get(name) as RehearsalReport;
@@ -95,6 +102,7 @@ describe.each(rehearsalConfigurations.map((configuration) => configuration.name)
 /** A copy of the two-account assembly whose one stage template `edit` changes. */
 function brokenAssembly(edit: (template: CfnTemplate, stack: AssemblyStack) => void): string {
   const copy = mkdtempSync(join(tmpdir(), "rehearsal-broken-"));
+  made.push(copy);
   cpSync(assemblies.get("two-accounts") as string, copy, { recursive: true });
   const stack = readAssembly(copy).find((candidate) => candidate.displayName.startsWith("Staging")) as AssemblyStack;
   edit(stack.template, stack);
