@@ -7,6 +7,7 @@
 import * as apigateway from "aws-cdk-lib/aws-apigateway";
 import { Construct } from "constructs";
 import type { ErrorBody, ErrorCode } from "../../lib/contract/schemas";
+import { edgeErrors } from "../../lib/http/edgeErrors";
 import { UNAUTHORIZED_CHALLENGE } from "../../lib/http/middleware/errorResponse";
 import { COMMON_HEADERS } from "../../lib/http/middleware/responseEnvelope";
 import type { RouteDefinition } from "../../lib/routes";
@@ -43,23 +44,10 @@ const internal: GatewayError = {
   code: "internal_error",
   message: "An internal error occurred. Quote the X-Request-Id header when reporting it.",
 };
-const payloadTooLarge: GatewayError = { status: 413, code: "payload_too_large", message: "The request is too large." };
+const { payloadTooLarge } = edgeErrors;
 
 /** What the edge firewall answers (./edgeProtection.ts); `forbidden` is also API Gateway's WAF_FILTERED answer. */
-export const edgeErrors = {
-  forbidden: {
-    status: 403,
-    code: "forbidden",
-    message: "The request was refused by the API's firewall.",
-  },
-  /** The firewall's rate limits; `Retry-After` is set there, from the rate limit's window. */
-  tooManyRequests: {
-    status: 429,
-    code: "too_many_requests",
-    message: "Too many requests from this client; retry later.",
-  },
-  payloadTooLarge,
-} as const satisfies Record<string, GatewayError>;
+export { edgeErrors };
 
 /** What each gateway response type answers. Status codes are set explicitly so `status` always matches. */
 export const gatewayErrors: ReadonlyMap<apigateway.ResponseType, GatewayError> = new Map([

@@ -7,7 +7,16 @@
  */
 import { UNAUTHORIZED_CHALLENGE } from "../http/middleware/errorResponse";
 import { COMMON_HEADERS } from "../http/middleware/responseEnvelope";
-import { API_BASE_PATH, type RouteDefinition, routes } from "../routes";
+import { API_BASE_PATH, type OperationId, type RouteDefinition, routes } from "../routes";
+import {
+  type Example,
+  errorExamples,
+  newPetExample,
+  type ParameterName,
+  parameterExamples,
+  petExample,
+  petsExample,
+} from "./examples";
 import {
   cursorSchema,
   DEFAULT_PET_STATUS,
@@ -33,7 +42,7 @@ export type JsonObject = { readonly [key: string]: Json };
 export interface OpenApiDocument extends JsonObject {
   readonly openapi: string;
   readonly info: JsonObject;
-  readonly servers: readonly { readonly url: string; readonly description: string }[];
+  readonly servers: readonly { readonly url: string; readonly description: string; readonly "x-internal": boolean }[];
   readonly paths: { readonly [path: string]: { readonly [method: string]: JsonObject } };
   readonly components: {
     readonly schemas: { readonly [name: string]: JsonObject };
@@ -208,6 +217,8 @@ const errorDescriptions: Record<ErrorStatus, string> = {
 };
 
 interface ErrorResponseOptions {
+  /** The operation answering: its examples are its own. */
+  readonly operationId: OperationId;
   readonly description?: string;
   readonly headers?: Record<string, JsonObject>;
 }
@@ -226,7 +237,7 @@ const requestIdFromEdge: JsonObject = {
 };
 
 /** The Error body narrowed to the one code and status this answer carries. */
-function errorResponse(status: ErrorStatus, options: ErrorResponseOptions = {}): JsonObject {
+function errorResponse(status: ErrorStatus, options: ErrorResponseOptions): JsonObject {
   const needsRetryAfter = status === 409 || status === 429 || status === 503;
   return {
     description: options.description ?? errorDescriptions[status],
@@ -248,14 +259,16 @@ function errorResponse(status: ErrorStatus, options: ErrorResponseOptions = {}):
             },
           ],
         },
+        examples: examplesObject(errorExamples(options.operationId, status)),
       },
     },
   };
 }
 
-function methodNotAllowed(path: string, methods: readonly string[]): JsonObject {
+function methodNotAllowed(operationId: OperationId, path: string, methods: readonly string[]): JsonObject {
   const allow = methods.join(", ");
   return errorResponse(405, {
+    operationId,
     description: `Not answered by this operation: \`${path}\` with any other method than ${allow} gets this 405 from the gateway.`,
     headers: {
       Allow: { description: "The methods this path has.", required: true, schema: constant(allow) },
@@ -264,7 +277,7 @@ function methodNotAllowed(path: string, methods: readonly string[]): JsonObject 
 }
 
 function operationResponses(
-  route: RouteDefinition,
+  route: RouteDefinition & { readonly operationId: OperationId },
   success: Record<string, JsonObject>,
   errors: readonly ErrorStatus[],
   allowedMethods: readonly string[],
@@ -272,13 +285,14 @@ function operationResponses(
   const responses: Record<string, JsonObject> = { ...success };
   for (const status of errors) {
     if (status === 405) {
-      responses[status] = methodNotAllowed(route.path, allowedMethods);
+      responses[status] = methodNotAllowed(route.operationId, route.path, allowedMethods);
       continue;
     }
     // The handler adds the deprecation headers to every answer it gives; the gateway's and the firewall's own lack them.
     const alwaysFromHandler = status !== 403 && status !== 429 && status < 500;
     const headers = route.deprecation ? deprecationResponseHeaders(route.deprecation, alwaysFromHandler) : {};
     responses[status] = errorResponse(status, {
+      operationId: route.operationId,
       headers,
       ...(status === 404 && route.operationId === "getPet" ? { description: "No animal has this id." } : {}),
     });
@@ -288,8 +302,18 @@ function operationResponses(
 
 const successHeaders = (extra: Record<string, JsonObject> = {}) => ({ ...commonHeaders, ...extra });
 
-function jsonContent(schemaName: string): JsonObject {
-  return { "application/json": { schema: { $ref: schemaRef(schemaName) } } };
+/** An Example Object map (OpenAPI `examples`), as JSON. */
+function examplesObject(examples: Record<string, Example<unknown>>): JsonObject {
+  return examples as unknown as JsonObject;
+}
+
+function jsonContent(schemaName: string, examples: Record<string, Example<unknown>>): JsonObject {
+  return { "application/json": { schema: { $ref: schemaRef(schemaName) }, examples: examplesObject(examples) } };
+}
+
+/** A parameter's example, from ./examples.ts. */
+function example(name: ParameterName): { readonly example: Json } {
+  return { example: parameterExamples[name] };
 }
 
 function listPetsOperation(allowedMethods: readonly string[]): JsonObject {
@@ -322,6 +346,7 @@ function listPetsOperation(allowedMethods: readonly string[]): JsonObject {
         required: false,
         description: listLimitSchema.description,
         schema: listLimitSchema,
+        ...example("limit"),
       },
       {
         name: "status",
@@ -329,8 +354,16 @@ function listPetsOperation(allowedMethods: readonly string[]): JsonObject {
         required: false,
         description: "Return only animals with this status. Default: no filtering.",
         schema: { $ref: schemaRef("PetStatus") },
+        ...example("status"),
       },
-      { name: "cursor", in: "query", required: false, description: cursorSchema.description, schema: cursorSchema },
+      {
+        name: "cursor",
+        in: "query",
+        required: false,
+        description: cursorSchema.description,
+        schema: cursorSchema,
+        ...example("cursor"),
+      },
     ],
     responses: operationResponses(
       route,
@@ -347,7 +380,7 @@ function listPetsOperation(allowedMethods: readonly string[]): JsonObject {
               },
             },
           }),
-          content: jsonContent("Pets"),
+          content: jsonContent("Pets", { page: { summary: "A page of animals", value: petsExample } }),
         },
       },
       [400, 401, 403, 405, 429, 500, 503],
@@ -382,12 +415,13 @@ function createPetOperation(allowedMethods: readonly string[]): JsonObject {
         required: false,
         description: `${idempotencyKeySchema.description} The same key with the same body replays the original answer.`,
         schema: idempotencyKeySchema,
+        ...example("Idempotency-Key"),
       },
     ],
     requestBody: {
       required: true,
       description: `The animal to add: a JSON object of at most ${MAX_BODY_BYTES} bytes.`,
-      content: jsonContent("NewPet"),
+      content: jsonContent("NewPet", { rex: { summary: "An available dog", value: newPetExample } }),
     },
     responses: operationResponses(
       route,
@@ -409,7 +443,7 @@ function createPetOperation(allowedMethods: readonly string[]): JsonObject {
               schema: { type: "string", const: "true" },
             },
           }),
-          content: jsonContent("Pet"),
+          content: jsonContent("Pet", { created: { summary: "The animal as stored", value: petExample } }),
         },
       },
       [400, 401, 403, 405, 409, 413, 415, 422, 429, 500, 503],
@@ -440,6 +474,7 @@ function getPetOperation(allowedMethods: readonly string[]): JsonObject {
         required: true,
         description: petIdParamSchema.description,
         schema: petIdParamSchema,
+        ...example("petId"),
       },
     ],
     responses: operationResponses(
@@ -448,7 +483,7 @@ function getPetOperation(allowedMethods: readonly string[]): JsonObject {
         200: {
           description: "The animal.",
           headers: successHeaders(deprecationResponseHeaders(deprecation, true)),
-          content: jsonContent("Pet"),
+          content: jsonContent("Pet", { found: { summary: "The animal", value: petExample } }),
         },
       },
       [400, 401, 403, 404, 405, 410, 429, 500, 503],
@@ -509,6 +544,16 @@ function infoDescription(): string {
     "body over the limit) and 429 `too_many_requests` (its limits per API key and per client address)",
     "itself, in the same shape but without `X-Request-Id`.",
     "",
+    "## Browsers and CORS",
+    "The API is for servers that hold a secret API key, not for scripts in web pages: a key sent from a",
+    "browser is a key published. It sends no CORS headers (no `Access-Control-Allow-Origin`), so a",
+    "browser does not let a page from another origin read any answer, and a preflight (`OPTIONS`) gets",
+    "405 `method_not_allowed` with `Allow`, so the browser does not send the request itself. Call the API",
+    "from your own back end.",
+    "",
+    "## Support",
+    "Report problems to the team that issued your API key, quoting the answer's `X-Request-Id`.",
+    "",
     "## Common headers",
     "Every answer carries `X-Request-Id`, `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`,",
     "with `Content-Type: application/json; charset=utf-8`.",
@@ -526,6 +571,8 @@ function servers(localBaseUrl: string): OpenApiDocument["servers"] {
   const awsServer = (stage: string) => ({
     url: `https://{apiId}.execute-api.{region}.amazonaws.com${API_BASE_PATH}`,
     description: `${stage}: the BaseUrl output of the ${stage} stack`,
+    // For every client holding a key of this stage (OWASP API9: say each server's audience).
+    "x-internal": false,
     variables: {
       apiId: { default: "apiId", description: `The REST API id of the ${stage} stage (first label of \`BaseUrl\`).` },
       region: { default: "us-east-1", description: "The AWS region the stage is deployed to." },
@@ -534,7 +581,8 @@ function servers(localBaseUrl: string): OpenApiDocument["servers"] {
   return [
     awsServer("Production"),
     awsServer("Staging"),
-    { url: localBaseUrl, description: "Local: npm start (port set by PORT)" },
+    // For the developer running it, on this machine only.
+    { url: localBaseUrl, description: "Local: npm start (port set by PORT)", "x-internal": true },
   ];
 }
 
@@ -550,6 +598,8 @@ export function buildOpenApiDocument(options: { readonly localBaseUrl?: string }
       version: API_VERSION,
       summary: "List, add and fetch animals.",
       description: infoDescription(),
+      // No address of its own: each stage's keys are issued by the team running it (info.description, "Support").
+      contact: { name: "The team that issued your API key" },
     },
     servers: servers(options.localBaseUrl ?? DEFAULT_LOCAL_BASE_URL),
     tags: [{ name: API_TAG, description: "Animals in the store: list, add, fetch." }],

@@ -80,6 +80,7 @@ export const errorSchema = {
     message: { type: "string", description: "Human-readable description." },
     status: {
       type: "integer",
+      format: "int32",
       minimum: 400,
       maximum: 599,
       description: "The HTTP status code of the response.",
@@ -92,6 +93,7 @@ export const errorSchema = {
 /** Query and path parameters, as the values they must denote once parsed. */
 export const listLimitSchema = {
   type: "integer",
+  format: "int32",
   minimum: 1,
   maximum: 100,
   default: 20,

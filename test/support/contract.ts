@@ -73,11 +73,20 @@ function describeErrors(validate: ValidateFunction): string {
   return (validate.errors ?? []).map((error) => `${error.instancePath || "/"} ${error.message}`).join("; ");
 }
 
+/** The integer formats of OpenAPI's format registry that the document uses. */
+export function addOpenApiFormats(ajv: Ajv2020): void {
+  // Every id this API hands out is also a safe integer, which the schemas bound.
+  ajv.addFormat("int64", { type: "number", validate: (value: number) => Number.isInteger(value) });
+  ajv.addFormat("int32", {
+    type: "number",
+    validate: (value: number) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31,
+  });
+}
+
 export function contractValidator(document: OpenApiDocument = buildOpenApiDocument()): ContractValidator {
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   ajv.addVocabulary(OPENAPI_ROOT_KEYWORDS);
-  // OpenAPI's int64 format; every id this API hands out is also a safe integer, which the schemas bound.
-  ajv.addFormat("int64", { type: "number", validate: (value: number) => Number.isInteger(value) });
+  addOpenApiFormats(ajv);
   ajv.addSchema(document, DOCUMENT_ID);
 
   const compiled = new Map<string, ValidateFunction>();

@@ -19,7 +19,7 @@ import {
 import { assertMatches } from "../../lib/contract/validate";
 import { COMMON_HEADERS } from "../../lib/http/middleware/responseEnvelope";
 import { API_BASE_PATH, routeList, routes } from "../../lib/routes";
-import { ContractViolation, contractValidator, type ObservedResponse } from "../support/contract";
+import { addOpenApiFormats, ContractViolation, contractValidator, type ObservedResponse } from "../support/contract";
 
 const document = buildOpenApiDocument();
 const validator = contractValidator(document);
@@ -137,7 +137,7 @@ describe("the OpenAPI document", () => {
 
 describe("request validation agrees with the document", () => {
   const ajv = new Ajv2020({ strict: false });
-  ajv.addFormat("int64", { type: "number", validate: (value: number) => Number.isInteger(value) });
+  addOpenApiFormats(ajv);
   ajv.addSchema(document, "openapi.json");
   const documented = ajv.compile({ $ref: "openapi.json#/components/schemas/NewPet" });
   const accepts = (value: unknown) => {

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const folders = ["functions", "lib", "infra", "local", "scripts", "test"] as const;
+const folders = ["functions", "lib", "infra", "local", "scripts", "test", "client"] as const;
 type Folder = (typeof folders)[number];
 /** A file at the top of the project (vitest.config.ts), not in a folder. */
 const TOP_LEVEL = "(top level)";
@@ -19,11 +19,16 @@ const mayImport: Record<Folder, readonly string[]> = {
   infra: ["infra", "lib"],
   local: ["local", "lib", "functions"],
   scripts: ["scripts", "lib", "functions", "local", "infra"],
-  test: ["test", "lib", "functions", "local", "scripts", "infra", TOP_LEVEL],
+  test: ["test", "lib", "functions", "local", "scripts", "infra", "client", TOP_LEVEL],
+  // The client is published on its own: nothing of this repository's code is in its package.
+  client: ["client"],
 };
 
+/** Where each folder's source is: client/ also holds its build output, rewritten while the package test packs it. */
+const sourceRoot = (folder: string) => (folder === "client" ? "client/src" : folder);
+
 function sourceFiles(folder: string): string[] {
-  return readdirSync(join(root, folder), { recursive: true, withFileTypes: true })
+  return readdirSync(join(root, sourceRoot(folder)), { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && /\.(ts|mjs|js)$/.test(entry.name))
     .map((entry) => join(entry.parentPath, entry.name));
 }

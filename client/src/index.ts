@@ -1,0 +1,22 @@
+/**
+ * The Pet Store API client: typed calls generated from the API's OpenAPI document (./schema.ts),
+ * made with openapi-fetch, plus what clients get wrong by hand: safe retries of creates
+ * (Idempotency-Key), backoff that honours Retry-After, paging through Link headers, one error type,
+ * and a warning when a deprecated operation is used.
+ */
+export {
+  type CallOptions,
+  type CreateOptions,
+  createPetStoreClient,
+  type DeprecationNotice,
+  type ListPetsQuery,
+  type NewPet,
+  type Pet,
+  type PetPage,
+  type PetStatus,
+  type PetStoreClient,
+  type PetStoreClientOptions,
+} from "./client.js";
+export { type ErrorCode, PetStoreApiError, PetStoreNetworkError } from "./errors.js";
+export type { RetryOptions } from "./retry.js";
+export type { components, operations, paths } from "./schema.js";

@@ -1,0 +1,509 @@
+/**
+ * The client package's own logic with a scripted `fetch` (no server): which answers are retried,
+ * how long it waits, what it sends on each attempt, paging, errors and the deprecation notice.
+ * test/integration/client.test.ts runs it against the local server and through a faulty proxy.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  createPetStoreClient,
+  type DeprecationNotice,
+  PetStoreApiError,
+  type PetStoreClientOptions,
+  PetStoreNetworkError,
+} from "../../client/src/index";
+import { linkTarget } from "../../client/src/links";
+import { backoffDelayMs, DEFAULT_RETRY, parseRetryAfter } from "../../client/src/retry";
+
+const BASE_URL = "https://api.example.test/v1";
+const API_KEY = "petstore_local_unitTestKeyThatIsNeverSentAnywhere0000000000";
+const rex = { id: 7, name: "Rex", categoryId: 1, status: "available" } as const;
+
+/** A server that never answers: the request ends only when its signal aborts. */
+const HANG = Symbol("hang");
+type Reply = Response | Error | typeof HANG;
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json", "X-Request-Id": `req-${status}`, ...headers },
+  });
+}
+
+function apiError(status: number, code: string, headers: Record<string, string> = {}): Response {
+  return json(status, { code, message: `${code} happened`, status }, headers);
+}
+
+/** What `fetch` throws when the connection is reset: a TypeError whose cause is the socket error. */
+function connectionReset(): TypeError {
+  return new TypeError("fetch failed", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) });
+}
+
+interface Sent {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Headers;
+  readonly body: string;
+}
+
+/** A fetch that answers each request with the next scripted reply (throwing it if it is an Error). */
+function scriptedFetch(replies: Reply[]) {
+  const sent: Sent[] = [];
+  const fetch = async (request: Request): Promise<Response> => {
+    sent.push({ method: request.method, url: request.url, headers: request.headers, body: await request.text() });
+    const reply = replies.shift();
+    if (reply === undefined) throw new Error(`unexpected request ${request.method} ${request.url}`);
+    if (reply instanceof Error) throw reply;
+    if (reply === HANG)
+      return new Promise((_resolve, reject) =>
+        request.signal.addEventListener("abort", () => reject(request.signal.reason), { once: true }),
+      );
+    return reply;
+  };
+  return { fetch, sent };
+}
+
+function clientWith(replies: Reply[], options: Partial<PetStoreClientOptions> = {}) {
+  const { fetch, sent } = scriptedFetch(replies);
+  const client = createPetStoreClient({
+    baseUrl: BASE_URL,
+    apiKey: API_KEY,
+    fetch,
+    // No waiting unless a test asks for it: backoff is tested on its own.
+    retry: { baseDelayMs: 0 },
+    onDeprecation: () => {},
+    ...options,
+  });
+  return { client, sent };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error("expected a rejection");
+    },
+    (error: unknown) => error,
+  );
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe("pets.create", () => {
+  it("sends the pet with the key as a bearer token and a UUID Idempotency-Key, and answers the created pet", async () => {
+    const { client, sent } = clientWith([json(201, rex, { Location: "/v1/pets/7" })]);
+
+    const pet = await client.pets.create({ name: "Rex", categoryId: 1 });
+
+    expect(pet).toEqual(rex);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.method).toBe("POST");
+    expect(sent[0]?.url).toBe(`${BASE_URL}/pets`);
+    expect(JSON.parse(sent[0]?.body ?? "")).toEqual({ name: "Rex", categoryId: 1 });
+    expect(sent[0]?.headers.get("Authorization")).toBe(`Bearer ${API_KEY}`);
+    expect(sent[0]?.headers.get("Content-Type")).toBe("application/json");
+    expect(sent[0]?.headers.get("Idempotency-Key")).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+  });
+
+  it("reuses the same Idempotency-Key and body on every retry after a 503, a 429 and a reset connection", async () => {
+    const { client, sent } = clientWith(
+      [
+        apiError(503, "service_unavailable", { "Retry-After": "0" }),
+        apiError(429, "too_many_requests", { "Retry-After": "0" }),
+        connectionReset(),
+        json(201, rex),
+      ],
+      { retry: { maxAttempts: 4, baseDelayMs: 0 } },
+    );
+
+    const pet = await client.pets.create({ name: "Rex", categoryId: 1 });
+
+    expect(pet).toEqual(rex);
+    expect(sent).toHaveLength(4);
+    expect(new Set(sent.map((request) => request.headers.get("Idempotency-Key"))).size).toBe(1);
+    expect(new Set(sent.map((request) => request.body)).size).toBe(1);
+  });
+
+  it("sends the caller's Idempotency-Key when given, and a new one for each create otherwise", async () => {
+    const { client, sent } = clientWith([json(201, rex), json(201, rex), json(201, rex)]);
+
+    await client.pets.create({ name: "Rex", categoryId: 1 }, { idempotencyKey: "order-42-pet-1" });
+    await client.pets.create({ name: "Rex", categoryId: 1 });
+    await client.pets.create({ name: "Rex", categoryId: 1 });
+
+    const keys = sent.map((request) => request.headers.get("Idempotency-Key"));
+    expect(keys[0]).toBe("order-42-pet-1");
+    expect(new Set(keys).size).toBe(3);
+  });
+
+  it("retries a 409 idempotency_key_in_progress (its own earlier attempt still running) and gets the replay", async () => {
+    const { client, sent } = clientWith([
+      apiError(409, "idempotency_key_in_progress", { "Retry-After": "0" }),
+      json(201, rex, { "Idempotent-Replayed": "true" }),
+    ]);
+
+    expect(await client.pets.create({ name: "Rex", categoryId: 1 })).toEqual(rex);
+    expect(sent).toHaveLength(2);
+  });
+});
+
+describe("retries", () => {
+  it.each([
+    [400, "invalid_request"],
+    [401, "unauthorized"],
+    [403, "forbidden"],
+    [413, "payload_too_large"],
+    [415, "unsupported_media_type"],
+    [422, "idempotency_key_reused"],
+    [500, "internal_error"],
+  ])("never retries a %i: one request, and its error as a PetStoreApiError", async (status, code) => {
+    const { client, sent } = clientWith([apiError(status, code)]);
+
+    const error = await rejection(client.pets.create({ name: "Rex", categoryId: 1 }));
+
+    expect(sent).toHaveLength(1);
+    expect(error).toBeInstanceOf(PetStoreApiError);
+    expect(error).toMatchObject({ code, status, message: `${code} happened`, requestId: `req-${status}`, attempts: 1 });
+  });
+
+  it("never retries a 404 of a GET either", async () => {
+    const { client, sent } = clientWith([apiError(404, "not_found")]);
+
+    const error = await rejection(client.pets.get(999));
+
+    expect(sent).toHaveLength(1);
+    expect(error).toMatchObject({ code: "not_found", status: 404 });
+  });
+
+  it("stops after maxAttempts and throws the last answer's error, with its Retry-After", async () => {
+    const unavailable = () => apiError(503, "service_unavailable", { "Retry-After": "0" });
+    const { client, sent } = clientWith([unavailable(), unavailable(), unavailable()]);
+
+    const error = await rejection(client.pets.list());
+
+    expect(sent).toHaveLength(DEFAULT_RETRY.maxAttempts);
+    expect(error).toBeInstanceOf(PetStoreApiError);
+    expect(error).toMatchObject({ code: "service_unavailable", status: 503, retryAfterMs: 0, attempts: 3 });
+  });
+
+  it("throws a PetStoreNetworkError carrying fetch's error when no attempt got an answer", async () => {
+    const { client, sent } = clientWith([connectionReset(), connectionReset()], {
+      retry: { maxAttempts: 2, baseDelayMs: 0 },
+    });
+
+    const error = await rejection(client.pets.create({ name: "Rex", categoryId: 1 }));
+
+    expect(sent).toHaveLength(2);
+    expect(error).toBeInstanceOf(PetStoreNetworkError);
+    expect(error).toMatchObject({ attempts: 2, cause: { message: "fetch failed" } });
+    expect(String(error)).not.toContain(API_KEY);
+  });
+
+  it("does not retry at all with maxAttempts 1", async () => {
+    const { client, sent } = clientWith([apiError(503, "service_unavailable", { "Retry-After": "0" })], {
+      retry: { maxAttempts: 1 },
+    });
+
+    await expect(client.pets.list()).rejects.toMatchObject({ status: 503, attempts: 1 });
+    expect(sent).toHaveLength(1);
+  });
+
+  it("does not retry an error that is not a network error (a bug in a custom fetch)", async () => {
+    const { client, sent } = clientWith([new RangeError("boom")]);
+
+    await expect(client.pets.list()).rejects.toThrow(RangeError);
+    expect(sent).toHaveLength(1);
+  });
+
+  it("gives up at once when Retry-After asks for longer than maxDelayMs, and says how long", async () => {
+    const { client, sent } = clientWith([apiError(429, "too_many_requests", { "Retry-After": "60" })], {
+      retry: { maxDelayMs: 5_000 },
+    });
+
+    const error = await rejection(client.pets.list());
+
+    expect(sent).toHaveLength(1);
+    expect(error).toMatchObject({ code: "too_many_requests", retryAfterMs: 60_000 });
+  });
+
+  it("answers a non-2xx without the API's error body (a proxy's HTML page) as unexpected_response", async () => {
+    const { client } = clientWith([new Response("<html>Bad gateway</html>", { status: 502 })]);
+
+    await expect(client.pets.list()).rejects.toMatchObject({
+      name: "PetStoreApiError",
+      code: "unexpected_response",
+      status: 502,
+      requestId: undefined,
+    });
+  });
+});
+
+describe("waiting between attempts", () => {
+  it("waits exactly Retry-After seconds before retrying when that is longer than the backoff", async () => {
+    vi.useFakeTimers();
+    const { client, sent } = clientWith([
+      apiError(503, "service_unavailable", { "Retry-After": "2" }),
+      json(200, [rex]),
+    ]);
+
+    const page = client.pets.list();
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(sent).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(sent).toHaveLength(2);
+    expect((await page).items).toEqual([rex]);
+  });
+
+  it("reads Retry-After given as an HTTP date", async () => {
+    vi.useFakeTimers({ now: new Date("2030-01-01T00:00:00Z") });
+    const { client, sent } = clientWith([
+      apiError(503, "service_unavailable", { "Retry-After": "Tue, 01 Jan 2030 00:00:03 GMT" }),
+      json(200, []),
+    ]);
+
+    const page = client.pets.list();
+    await vi.advanceTimersByTimeAsync(2_999);
+    expect(sent).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await page;
+    expect(sent).toHaveLength(2);
+  });
+
+  it("backs off exponentially with full jitter between network retries", async () => {
+    vi.useFakeTimers();
+    vi.spyOn(Math, "random").mockReturnValue(0.5);
+    const { client, sent } = clientWith([connectionReset(), connectionReset(), json(200, [])], {
+      retry: { baseDelayMs: 100, maxDelayMs: 10_000 },
+    });
+
+    const page = client.pets.list();
+    await vi.advanceTimersByTimeAsync(49); // first wait: 0.5 × 100 ms
+    expect(sent).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(sent).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(99); // second wait: 0.5 × 200 ms
+    expect(sent).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    await page;
+    expect(sent).toHaveLength(3);
+  });
+
+  it("stops waiting as soon as the signal aborts, with the signal's reason, and sends nothing more", async () => {
+    vi.useFakeTimers();
+    const { client, sent } = clientWith([apiError(503, "service_unavailable", { "Retry-After": "5" }), json(201, rex)]);
+    const controller = new AbortController();
+
+    const created = rejection(client.pets.create({ name: "Rex", categoryId: 1 }, { signal: controller.signal }));
+    await vi.advanceTimersByTimeAsync(10);
+    controller.abort();
+    const error = await created;
+
+    expect(error).toMatchObject({ name: "AbortError" });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(sent).toHaveLength(1);
+  });
+
+  it("abandons an attempt that takes longer than attemptTimeoutMs and retries it with the same key", async () => {
+    const { client, sent } = clientWith([HANG, json(201, rex)], { attemptTimeoutMs: 50 });
+
+    expect(await client.pets.create({ name: "Rex", categoryId: 1 })).toEqual(rex);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]?.headers.get("Idempotency-Key")).toBe(sent[0]?.headers.get("Idempotency-Key"));
+  });
+
+  it("reports attempts that all timed out as a PetStoreNetworkError caused by a TimeoutError", async () => {
+    const { client } = clientWith([HANG, HANG], { attemptTimeoutMs: 20, retry: { maxAttempts: 2, baseDelayMs: 0 } });
+
+    expect(await rejection(client.pets.list())).toMatchObject({
+      name: "PetStoreNetworkError",
+      attempts: 2,
+      cause: { name: "TimeoutError" },
+    });
+  });
+
+  it("aborts an attempt in flight when the signal aborts, without retrying it", async () => {
+    const { client, sent } = clientWith([HANG, json(200, [])]);
+    const controller = new AbortController();
+
+    const listed = rejection(client.pets.list({}, { signal: controller.signal }));
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    controller.abort();
+
+    expect(await listed).toMatchObject({ name: "AbortError" });
+    expect(sent).toHaveLength(1);
+  });
+
+  it("sends nothing when the signal has already aborted", async () => {
+    const { client, sent } = clientWith([json(200, [])]);
+
+    await expect(client.pets.list({}, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: "AbortError" });
+    expect(sent).toHaveLength(0);
+  });
+});
+
+describe("backoffDelayMs", () => {
+  const policy = { maxAttempts: 10, baseDelayMs: 100, maxDelayMs: 1_000 };
+
+  it("doubles its ceiling at each retry up to maxDelayMs", () => {
+    const ceilings = [1, 2, 3, 4, 5, 6].map((retry) => backoffDelayMs(retry, policy, () => 0.999_999));
+
+    expect(ceilings).toEqual([99, 199, 399, 799, 999, 999]);
+  });
+
+  it("spreads waits over the whole range from 0 (full jitter)", () => {
+    expect(backoffDelayMs(3, policy, () => 0)).toBe(0);
+    expect(backoffDelayMs(3, policy, () => 0.25)).toBe(100);
+  });
+});
+
+describe("parseRetryAfter", () => {
+  const now = Date.parse("2030-01-01T00:00:00Z");
+
+  it.each([
+    ["1", 1_000],
+    [" 30 ", 30_000],
+    ["Tue, 01 Jan 2030 00:01:00 GMT", 60_000],
+    ["Mon, 31 Dec 2029 23:00:00 GMT", 0],
+  ])("reads %j as %i ms", (value, expected) => {
+    expect(parseRetryAfter(value, now)).toBe(expected);
+  });
+
+  it.each([null, "", "soon", "-1", "1.5"])("ignores %j", (value) => {
+    expect(parseRetryAfter(value, now)).toBeUndefined();
+  });
+});
+
+describe("paging", () => {
+  const page = (ids: number[], next?: string) =>
+    json(
+      200,
+      ids.map((id) => ({ ...rex, id })),
+      next ? { Link: `<${next}>; rel="next"` } : {},
+    );
+
+  it("list() answers one page and the query of the next one, read from Link: rel=next", async () => {
+    const { client, sent } = clientWith([page([1, 2], "/v1/pets?limit=2&status=available&cursor=abc.def")]);
+
+    const first = await client.pets.list({ limit: 2, status: "available" });
+
+    expect(sent[0]?.url).toBe(`${BASE_URL}/pets?limit=2&status=available`);
+    expect(first.items.map((pet) => pet.id)).toEqual([1, 2]);
+    expect(first.next).toEqual({ limit: 2, status: "available", cursor: "abc.def" });
+  });
+
+  it("list() answers next: null on the last page", async () => {
+    const { client } = clientWith([page([3])]);
+
+    expect((await client.pets.list()).next).toBeNull();
+  });
+
+  it("listAll() follows the links to the end, sending each link's query", async () => {
+    const { client, sent } = clientWith([
+      page([1, 2], "/v1/pets?limit=2&cursor=c1"),
+      page([3, 4], "/v1/pets?limit=2&cursor=c2"),
+      page([5]),
+    ]);
+
+    const ids: number[] = [];
+    for await (const pet of client.pets.listAll({ limit: 2 })) ids.push(pet.id);
+
+    expect(ids).toEqual([1, 2, 3, 4, 5]);
+    expect(sent.map((request) => new URL(request.url).search)).toEqual([
+      "?limit=2",
+      "?limit=2&cursor=c1",
+      "?limit=2&cursor=c2",
+    ]);
+  });
+
+  it("listAll() fetches no further page when the caller stops early", async () => {
+    const { client, sent } = clientWith([page([1, 2], "/v1/pets?limit=2&cursor=c1"), page([3])]);
+
+    for await (const pet of client.pets.listAll({ limit: 2 })) {
+      if (pet.id === 1) break;
+    }
+
+    expect(sent).toHaveLength(1);
+  });
+});
+
+describe("linkTarget", () => {
+  it("finds a relation among several links, quoted or not, in a list of relations", () => {
+    const header = '</v1/pets>; rel="successor-version", </v1/pets?cursor=x>; title="more"; rel=next';
+
+    expect(linkTarget(header, "next")).toBe("/v1/pets?cursor=x");
+    expect(linkTarget(header, "successor-version")).toBe("/v1/pets");
+    expect(linkTarget('</a>; rel="prev next"', "next")).toBe("/a");
+    expect(linkTarget('</a>; rel="prev"', "next")).toBeUndefined();
+    expect(linkTarget(null, "next")).toBeUndefined();
+  });
+});
+
+describe("deprecation notice", () => {
+  const deprecated = {
+    Deprecation: "@1795392000",
+    Sunset: "Thu, 05 Dec 2030 00:00:00 GMT",
+    Link: '</v1/pets>; rel="successor-version"',
+  };
+
+  it("tells the client's onDeprecation once, however many deprecated answers follow", async () => {
+    const notices: DeprecationNotice[] = [];
+    const { client } = clientWith(
+      [json(200, rex, deprecated), json(200, rex, deprecated), apiError(404, "not_found", deprecated)],
+      { onDeprecation: (notice) => notices.push(notice) },
+    );
+
+    await client.pets.get(7);
+    await client.pets.get(7);
+    await rejection(client.pets.get(8));
+
+    expect(notices).toEqual([
+      {
+        operation: "getPet",
+        deprecation: "@1795392000",
+        sunset: "Thu, 05 Dec 2030 00:00:00 GMT",
+        successor: "/v1/pets",
+        message:
+          "The Pet Store API operation getPet is deprecated since 2026-11-23 and stops working on Thu, 05 Dec 2030 00:00:00 GMT; use /v1/pets instead.",
+      },
+    ]);
+  });
+
+  it("says nothing for answers without Deprecation or Sunset", async () => {
+    const onDeprecation = vi.fn();
+    const { client } = clientWith([json(200, rex), json(200, [])], { onDeprecation });
+
+    await client.pets.get(7);
+    await client.pets.list();
+
+    expect(onDeprecation).not.toHaveBeenCalled();
+  });
+
+  it("emits a Node DeprecationWarning by default", async () => {
+    const emitWarning = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+    const { client } = clientWith([json(200, rex, deprecated)], { onDeprecation: undefined });
+
+    await client.pets.get(7);
+
+    expect(emitWarning).toHaveBeenCalledOnce();
+    expect(emitWarning).toHaveBeenCalledWith(expect.stringContaining("getPet is deprecated"), {
+      type: "DeprecationWarning",
+      code: "PETSTORE_DEPRECATED_OPERATION",
+    });
+  });
+});
+
+describe("createPetStoreClient", () => {
+  it.each([
+    ["a baseUrl that is not a URL", { baseUrl: "not a url" }, "baseUrl must be an http(s) URL"],
+    ["a baseUrl that is not http(s)", { baseUrl: "ftp://example.test/v1" }, "baseUrl must be an http(s) URL"],
+    ["a blank apiKey", { apiKey: " " }, "apiKey must be the API key"],
+    ["maxAttempts 0", { retry: { maxAttempts: 0 } }, "retry.maxAttempts must be an integer"],
+    ["a negative maxDelayMs", { retry: { maxDelayMs: -1 } }, "retry.maxDelayMs must be 0 or more"],
+    ["attemptTimeoutMs 0", { attemptTimeoutMs: 0 }, "attemptTimeoutMs must be more than 0"],
+  ])("refuses %s with a clear message", (_case, options, message) => {
+    expect(() => createPetStoreClient({ baseUrl: BASE_URL, apiKey: API_KEY, ...options })).toThrow(message);
+  });
+});
