@@ -71,8 +71,25 @@ export async function rehearseAssembly(directory: string, options: RehearseOptio
             calls.push(await evaluateForFunction(stage, fn?.roleLogicalId, request));
           }
         }
-        // What Lambda itself does with the role for each function: write its logs.
+        // What Lambda itself does with the role for each function: write its logs, and send its
+        // traces when active tracing is on.
         for (const fn of stage.functions) {
+          const tracing = stack.template.Resources[fn.logicalId]?.Properties?.TracingConfig as
+            | { Mode?: string }
+            | undefined;
+          if (tracing?.Mode === "Active") {
+            for (const action of ["xray:PutTraceSegments", "xray:PutTelemetryRecords"]) {
+              calls.push(
+                await evaluateForFunction(stage, fn.roleLogicalId, {
+                  caller: fn.logicalId,
+                  action,
+                  resource: "*",
+                  context: {},
+                  because: "Lambda sends the function's traces with its role (active tracing)",
+                }),
+              );
+            }
+          }
           const stream = `arn:aws:logs:${stack.region}:${stack.account}:log-group:${fn.spec.logGroupName}:log-stream:2026/01/01/[$LATEST]rehearsal`;
           for (const action of ["logs:CreateLogStream", "logs:PutLogEvents"]) {
             calls.push(
