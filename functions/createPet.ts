@@ -4,6 +4,7 @@ import { apiHandler, type Operation } from "../lib/http/apiHandler";
 import type { Dependencies } from "../lib/http/types";
 import { DynamoIdempotencyStore } from "../lib/idempotency/dynamoStore";
 import { parseIdempotencyKey } from "../lib/idempotency/header";
+import { IDEMPOTENT_REPLAYED_HEADER } from "../lib/idempotency/replayed";
 import type { IdempotencyStore } from "../lib/idempotency/store";
 import { createPetForRequest } from "../lib/pets/idempotentCreate";
 import { API_BASE_PATH, routes } from "../lib/routes";
@@ -26,7 +27,7 @@ export const createPetOperation =
       statusCode: 201,
       headers: {
         Location: `${API_BASE_PATH}/pets/${pet.id}`,
-        ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
+        ...(replayed ? { [IDEMPOTENT_REPLAYED_HEADER]: "true" } : {}),
       },
       body: pet,
     };

@@ -94,7 +94,14 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
   },
   Production: {
     ...deployedStages.prod,
-    table: { removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, pointInTimeRecoveryDays: 35 },
+    // Kept when the stack is updated or deleted, removed when its first create rolls back, so that a
+    // failed first create (a certificate not yet issued...) can simply be retried (docs/deploy.md).
+    // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-attribute-deletionpolicy.html
+    table: {
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+      deletionProtection: true,
+      pointInTimeRecoveryDays: 35,
+    },
     functions: {
       memoryMb: 512,
       timeout: Duration.seconds(10),
@@ -120,7 +127,7 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
       blockedRequestsAlarmThreshold: 500,
     },
     logRetention: RetentionDays.ONE_YEAR,
-    logRemovalPolicy: RemovalPolicy.RETAIN,
+    logRemovalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     terminationProtection: true,
     monitoring: {
       minimumRequests: 50,

@@ -26,6 +26,24 @@ export const deployedStages: Readonly<Record<DeployedStageName, DeployedStage>> 
   prod: { id: "Production", stage: "prod", stackName: "Production-PetStore", githubEnvironment: "production" },
 };
 
+/** The account stack's CloudFormation name, in every account and region it is deployed to (infra/stacks/accountStack.ts). */
+export const ACCOUNT_STACK_NAME = "PetStore-Account";
+
+/**
+ * The id (what `cdk deploy` selects) of the account stack that serves these stages: the stack's name
+ * followed by the ids of the stages pinned to its account and region, `PetStore-Account-Staging-Production`
+ * when they share one (or none is pinned), else `PetStore-Account-Staging` and
+ * `PetStore-Account-Production`.
+ */
+export const accountStackId = (stages: readonly DeployedStage[]): string =>
+  [ACCOUNT_STACK_NAME, ...stages.map((stage) => stage.id)].join("-");
+
+/**
+ * Selects the one account stack a stage deploys into, whatever is pinned where:
+ * `npx cdk deploy 'PetStore-Account-*Production*'`. Deployed before the stage, by the pipeline too.
+ */
+export const accountStackSelector = (stage: DeployedStage): string => `${ACCOUNT_STACK_NAME}-*${stage.id}*`;
+
 /** Output keys of each stage's stack. */
 export const STACK_OUTPUTS = {
   /** The API's public base URL, ending in /v1: the custom domain's when the stage has one. */
@@ -36,5 +54,7 @@ export const STACK_OUTPUTS = {
   customDomainTarget: "CustomDomainTarget",
   tableName: "TableName",
   alarmTopicArn: "AlarmTopicArn",
+  /** The non-paging topic the rollback alarms notify (docs/alarms.md). */
+  deploymentEventsTopicArn: "DeploymentEventsTopicArn",
   dashboardName: "DashboardName",
 } as const;

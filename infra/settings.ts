@@ -208,3 +208,80 @@ function customDomainSettings(
     disableExecuteApiEndpoint,
   };
 }
+
+/**
+ * Context keys of the settings source itself. The committed settings (cdk.json's "context") are the
+ * one source a laptop deploy and the pipeline both read; `-c` flags and PETSTORE_* variables that
+ * differ from them are refused unless `allowSettingsDrift` is set (settingsDrift below), and the
+ * pipeline names the stage it deploys (`pipelineStage`) so that the app can refuse an unready one
+ * (pipelineReadiness below) before CloudFormation starts.
+ */
+export const SETTINGS_CONTEXT = { pipelineStage: "pipelineStage", allowSettingsDrift: "allowSettingsDrift" } as const;
+
+/** Settings that must match the committed ones: all but ignoreRollbackAlarms, which is for one deploy by design. */
+const committedSettingNames = settingNames.filter((name) => name !== "ignoreRollbackAlarms");
+
+/** A setting's value as comparable text: lists and comma-separated text alike, trimmed. */
+function comparable(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const items = (Array.isArray(value) ? value : String(value).split(",")).map((item) => String(item).trim());
+  return items.filter(Boolean).join(",") || undefined;
+}
+
+/**
+ * Where the settings this run would deploy with differ from the committed ones, one entry per
+ * setting (`prod:account (from PETSTORE_PROD_ACCOUNT)`), without values. `context` is what the app
+ * got (cdk.json merged with `-c` flags); `committed` is cdk.json's own "context".
+ */
+export function settingsDrift(
+  stages: readonly DeployedStageName[],
+  context: (key: string) => unknown,
+  environment: Readonly<Record<string, string | undefined>>,
+  committed: Readonly<Record<string, unknown>>,
+): string[] {
+  const drift: string[] = [];
+  for (const stage of stages) {
+    for (const name of committedSettingNames) {
+      const key = contextKey(stage, name);
+      const variable = environmentVariable(stage, name);
+      const fromCommitted = comparable(committed[key]);
+      const fromContext = comparable(context(key));
+      const fromEnvironment = comparable(environment[variable]);
+      if (fromContext !== fromCommitted) {
+        drift.push(`${key} (${fromContext === undefined ? "unset" : "from -c or cdk.context.json"})`);
+      } else if (fromEnvironment !== undefined && fromEnvironment !== fromCommitted) {
+        // Even where the context wins over it: whoever set it expects it to apply.
+        drift.push(`${key} (from ${variable})`);
+      }
+    }
+  }
+  return drift;
+}
+
+/** The one line a drifting run stops with. */
+export function settingsDriftMessage(drift: readonly string[]): string {
+  return (
+    `Deployment settings differ from the committed ones in cdk.json: ${drift.join(", ")}. ` +
+    "The pipeline deploys with cdk.json's settings only, so its next run would undo this deploy; " +
+    `commit them to cdk.json's "context" (docs/deploy.md), or pass -c ${SETTINGS_CONTEXT.allowSettingsDrift}=true for a deliberate one-off.`
+  );
+}
+
+/**
+ * Why the pipeline may not deploy a stage with these settings, or undefined when it may. Production
+ * must be pinned to an account and region and have an alarm destination: the pipeline must not
+ * deploy it wherever its role happens to point, nor with alarms that reach nobody.
+ */
+export function pipelineReadiness(stage: DeployedStageName, settings: StageSettings): string | undefined {
+  if (stage !== "prod") return undefined;
+  const missing = [
+    ...(settings.account === undefined ? [contextKey(stage, "account")] : []),
+    ...(settings.region === undefined ? [contextKey(stage, "region")] : []),
+    ...(settings.alarmEmails.length === 0 && settings.alarmTopicArn === undefined
+      ? [`${contextKey(stage, "alarmEmails")} or ${contextKey(stage, "alarmTopicArn")}`]
+      : []),
+  ];
+  return missing.length === 0
+    ? undefined
+    : `The pipeline does not deploy ${stage} without ${missing.join(", ")} in cdk.json's "context" (docs/deploy.md, section 1).`;
+}

@@ -4,6 +4,7 @@
  * http://127.0.0.1:3000/v1 (and the reference at /docs) and prints how to call it.
  * Options and environment: `npm start -- --help` (./startOptions.ts).
  */
+import { createServer } from "node:net";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
@@ -21,6 +22,33 @@ silenceSdkNodeVersionWarning();
 
 function isAddressInUse(error: unknown): boolean {
   return (error as { code?: unknown })?.code === "EADDRINUSE";
+}
+
+/** Whether something already listens on the port (a listen attempt, closed at once). */
+function portInUse(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", (error) => resolve(isAddressInUse(error)));
+    probe.listen(port, host, () => probe.close(() => resolve(false)));
+  });
+}
+
+/**
+ * What a start whose data folder another npm start holds should do. `--in-memory` alone only helps
+ * when that other start is on other ports; usually it is on the same (the defaults), which
+ * --in-memory would meet next.
+ */
+async function dataFolderInUseHint(options: StartOptions): Promise<string> {
+  const taken = [];
+  for (const port of [options.apiPort, options.dynamoPort]) {
+    if (await portInUse(LOCAL_HOST, port)) taken.push(port);
+  }
+  const folder = `The data folder ${LOCAL_DATA_DIR} is in use by another npm start (or npm run keys)`;
+  if (taken.length === 0) return `${folder}; stop it, or start this one with: npm start -- --in-memory`;
+  return (
+    `${folder}, and so ${taken.length === 1 ? "is port" : "are ports"} ${taken.join(" and ")}; stop it, or start ` +
+    `this one on other ports with its own data: DYNAMODB_PORT=${options.dynamoPort + 1} npm start -- --in-memory --port ${options.apiPort + 1}`
+  );
 }
 
 const LASTING_KEY = "npm run keys -- create --name me";
@@ -121,9 +149,7 @@ async function main(): Promise<void> {
       });
     } catch (error) {
       if (error instanceof DataFolderInUseError) {
-        throw new StartupError(
-          `The data folder ${LOCAL_DATA_DIR} is in use by another npm start (or npm run keys); stop it, or start this one with: npm start -- --in-memory`,
-        );
+        throw new StartupError(await dataFolderInUseHint(options));
       }
       if (isAddressInUse(error)) {
         throw new StartupError(

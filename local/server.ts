@@ -13,6 +13,7 @@ import type { ErrorCode } from "../lib/contract/schemas";
 import type { ProxyHandler } from "../lib/http/apiHandler";
 import { errorResult } from "../lib/http/middleware/errorResponse";
 import { COMMON_HEADERS } from "../lib/http/middleware/responseEnvelope";
+import { isReplayedAnswer } from "../lib/idempotency/replayed";
 import { API_BASE_PATH, type RouteDefinition, routeList, routes } from "../lib/routes";
 import { DOCS_PATH, type LocalDocs, localDocs } from "./apiDocs";
 import { listen } from "./listen";
@@ -132,7 +133,7 @@ function logHandlerFailure(error: unknown): void {
 
 /** What the request log says about an answer beyond its status. */
 function outcomeOf(result: APIGatewayProxyResult): Pick<RequestLogEntry, "errorCode" | "replayed"> {
-  const replayed = String(result.headers?.["Idempotent-Replayed"] ?? "") === "true";
+  const replayed = isReplayedAnswer(result.headers);
   let errorCode: unknown;
   if (result.statusCode >= 400) {
     try {

@@ -34,7 +34,7 @@ Environment:
   PETS_TABLE_NAME      table name (default ${LOCAL_TABLE_NAME})
   PETSTORE_LOG_FORMAT  pretty (one readable line per request) or json (the deployed stages' logs);
                        default: pretty on a terminal, json when the output goes to a file or pipe
-  LOG_LEVEL            DEBUG, INFO, WARN or ERROR for the handlers' logs (default INFO)`;
+  LOG_LEVEL            DEBUG, INFO, WARN, ERROR or SILENT for the handlers' logs (default INFO)`;
 
 const SEE_HELP = "see: npm start -- --help";
 

@@ -2,14 +2,15 @@
  * `tsx scripts/deliveryStage.ts <github-environment> [--outputs-file FILE]`: what the deploy workflow
  * (.github/workflows/deploy-stage.yml) needs to know about the stage a GitHub environment deploys,
  * as `name=value` lines for $GITHUB_OUTPUT:
- *   stage, selector (`Staging/*`), stack-name (`Staging-PetStore`), and with --outputs-file (written
+ *   stage, selector (`Staging/*`), account-selector (the account stack it deploys into, deployed first),
+ *   stack-name (`Staging-PetStore`), and with --outputs-file (written
  *   by `cdk deploy --outputs-file`) base-url, the stage's BaseUrl output.
  * The names come from infra/deployment.ts, so the workflow spells none of them.
  */
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { type DeployedStage, deployedStages, STACK_OUTPUTS } from "../infra/deployment";
+import { accountStackSelector, type DeployedStage, deployedStages, STACK_OUTPUTS } from "../infra/deployment";
 
 export class DeliveryStageError extends Error {}
 
@@ -62,7 +63,12 @@ export function deliveryStageLines(argv: readonly string[], readFile: (path: str
   const [environment, ...rest] = parsed.positionals;
   if (!environment || rest.length > 0) throw new DeliveryStageError(usage);
   const stage = stageOfEnvironment(environment);
-  const lines = [`stage=${stage.stage}`, `selector=${stage.id}/*`, `stack-name=${stage.stackName}`];
+  const lines = [
+    `stage=${stage.stage}`,
+    `selector=${stage.id}/*`,
+    `account-selector=${accountStackSelector(stage)}`,
+    `stack-name=${stage.stackName}`,
+  ];
   const outputsFile = parsed.values["outputs-file"];
   if (outputsFile !== undefined) {
     let text: string;

@@ -10,10 +10,10 @@ import { type Environment, RemovalPolicy, Stack, type StackProps, Validations } 
 import * as apigateway from "aws-cdk-lib/aws-apigateway";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
+import { ACCOUNT_STACK_NAME, accountStackId, type DeployedStage } from "../deployment";
 import type { StageSettings } from "../settings";
 
-/** The stack's name, in every account it is deployed to. */
-export const ACCOUNT_STACK_NAME = "PetStore-Account";
+export { ACCOUNT_STACK_NAME };
 
 export interface AccountStackProps extends StackProps {
   /** Off only in the test that proves every acknowledgement matches a real finding. */
@@ -42,9 +42,10 @@ export class AccountStack extends Stack {
     const account = new apigateway.CfnAccount(this, "ApiGatewayAccount", {
       cloudWatchRoleArn: this.cloudWatchRole.roleArn,
     });
-    // Kept if the stack is ever deleted: the setting outlives it, and a role it names must exist.
-    this.cloudWatchRole.applyRemovalPolicy(RemovalPolicy.RETAIN);
-    account.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    // Kept if the stack is ever deleted: the setting outlives it, and a role it names must exist. Not
+    // kept when the first create rolls back, so that the create can be retried as it is.
+    this.cloudWatchRole.applyRemovalPolicy(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE);
+    account.applyRemovalPolicy(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE);
 
     if (acknowledgeNagFindings) {
       Validations.of(this.cloudWatchRole).acknowledge({
@@ -58,29 +59,28 @@ export class AccountStack extends Stack {
 
 /**
  * One account stack per account and region the stages are pinned to (staging and production may
- * share one), or a single environment-agnostic one, deployed wherever the credentials point, when no
- * stage is pinned. Its id is what `cdk deploy` selects: `PetStore-Account`, or, when the stages are
- * pinned to several places, `PetStore-Account-<account>-<region>`.
+ * share one); an unpinned stage's is environment-agnostic, deployed wherever the credentials point.
+ * Its id names the stages it serves (accountStackId), so that one selector per stage,
+ * accountStackSelector (`'PetStore-Account-*Production*'`), finds it in every pinning combination;
+ * in CloudFormation each is named `PetStore-Account`.
  */
 export function addAccountStacks(
   scope: Construct,
-  stageSettings: readonly StageSettings[],
+  stages: readonly { readonly stage: DeployedStage; readonly settings: StageSettings }[],
   options: { acknowledgeNagFindings?: boolean } = {},
 ): AccountStack[] {
-  const environments = new Map<string, Environment>();
-  for (const { account, region } of stageSettings) {
-    environments.set(`${account ?? ""}/${region ?? ""}`, {
-      ...(account === undefined ? {} : { account }),
-      ...(region === undefined ? {} : { region }),
-    });
+  const environments = new Map<string, { env: Environment; stages: DeployedStage[] }>();
+  for (const { stage, settings } of stages) {
+    const { account, region } = settings;
+    const key = `${account ?? ""}/${region ?? ""}`;
+    const found = environments.get(key) ?? {
+      env: { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) },
+      stages: [],
+    };
+    found.stages.push(stage);
+    environments.set(key, found);
   }
-  const several = environments.size > 1;
   return [...environments.values()].map(
-    (env) =>
-      new AccountStack(
-        scope,
-        several ? [ACCOUNT_STACK_NAME, env.account ?? "any", env.region ?? "any"].join("-") : ACCOUNT_STACK_NAME,
-        { env, ...options },
-      ),
+    ({ env, stages: served }) => new AccountStack(scope, accountStackId(served), { env, ...options }),
   );
 }

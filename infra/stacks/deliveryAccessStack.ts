@@ -4,11 +4,19 @@
  * environment can assume, and that may do nothing but assume the CDK bootstrap roles (which
  * `cdk diff` and `cdk deploy` use). Optional and outside the stage stacks: `infra/app.ts` adds it
  * only when the cdk context names the repository (docs/delivery.md, one-time set-up).
+ *
+ * One stack per account, holding the roles of the stages pinned to that account only: the CDK
+ * bootstrap's deploy role can deploy anything in its account (its CloudFormation execution role is
+ * administrator by default), so a staging role in production's account would let the unreviewed
+ * `staging` environment deploy production, past the approval gate. With no stage pinned there is
+ * one stack with both roles, for one account holding both stages (docs/delivery.md says what the
+ * staging role can reach then).
  */
 import { CfnOutput, DefaultStackSynthesizer, Duration, Fn, Stack, type StackProps } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
-import { type DeployedStage, deployedStages } from "../deployment";
+import { type DeployedStage, type DeployedStageName, deployedStages } from "../deployment";
+import type { StageSettings } from "../settings";
 
 /** GitHub's token issuer; IAM names the token's claims after it (`<host>:aud`, `<host>:sub`). */
 export const GITHUB_OIDC_HOST = "token.actions.githubusercontent.com";
@@ -119,17 +127,23 @@ export function githubEnvironmentSubject(repository: string, environment: string
  * assets (S3, ECR) and look things up, in the account and region this stack is deployed to. The
  * CloudFormation execution role is not among them: only CloudFormation assumes it.
  */
-function bootstrapRoleArns(qualifier: string): string[] {
+function bootstrapRoleArns(qualifier: string, region: string | undefined): string[] {
   return [
     DefaultStackSynthesizer.DEFAULT_DEPLOY_ROLE_ARN,
     DefaultStackSynthesizer.DEFAULT_FILE_ASSET_PUBLISHING_ROLE_ARN,
     DefaultStackSynthesizer.DEFAULT_IMAGE_ASSET_PUBLISHING_ROLE_ARN,
     DefaultStackSynthesizer.DEFAULT_LOOKUP_ROLE_ARN,
-  ].map((template) => Fn.sub(template.replaceAll(`\${Qualifier}`, qualifier)));
+  ].map((template) => {
+    const qualified = template.replaceAll(`\${Qualifier}`, qualifier);
+    // A stage pinned to a region deploys through that region's bootstrap roles, wherever this stack is.
+    return Fn.sub(region === undefined ? qualified : qualified.replaceAll(`\${AWS::Region}`, region));
+  });
 }
 
 export interface DeliveryAccessStackProps extends StackProps {
   readonly config: DeliveryAccessConfig;
+  /** The region each stage is pinned to, if any: its role may assume that region's bootstrap roles. */
+  readonly stageRegions?: Readonly<Partial<Record<DeployedStageName, string>>>;
 }
 
 export class DeliveryAccessStack extends Stack {
@@ -170,7 +184,7 @@ export class DeliveryAccessStack extends Stack {
             statements: [
               new iam.PolicyStatement({
                 actions: ["sts:AssumeRole"],
-                resources: bootstrapRoleArns(config.bootstrapQualifier),
+                resources: bootstrapRoleArns(config.bootstrapQualifier, props.stageRegions?.[stage.stage]),
               }),
             ],
           }),
@@ -184,4 +198,52 @@ export class DeliveryAccessStack extends Stack {
     }
     this.deployRoles = roles;
   }
+}
+
+/** The id of the delivery access stack for one account (`cdk deploy PetStore-DeliveryAccess-222222222222`). */
+export const deliveryAccessStackId = (account: string | undefined): string =>
+  account === undefined ? DELIVERY_ACCESS_STACK_NAME : `${DELIVERY_ACCESS_STACK_NAME}-${account}`;
+
+/**
+ * The delivery access stacks: one per account the stages are pinned to, each with only the roles of
+ * the stages in that account; or, with no stage pinned, one environment-agnostic stack with every
+ * stage's role. Pinning some stages but not others is refused: the unpinned stage's role would land
+ * in whatever account the credentials point to, possibly the pinned one's.
+ */
+export function addDeliveryAccessStacks(
+  scope: Construct,
+  config: DeliveryAccessConfig,
+  settingsOf: (stage: DeployedStage) => StageSettings,
+): DeliveryAccessStack[] {
+  const pinned = config.stages.filter((stage) => settingsOf(stage).account !== undefined);
+  const unpinned = config.stages.filter((stage) => settingsOf(stage).account === undefined);
+  if (pinned.length > 0 && unpinned.length > 0) {
+    throw new DeliveryConfigError(
+      `Deploy roles: ${pinned.map((stage) => stage.stage).join(", ")} is pinned to an account but ${unpinned.map((stage) => stage.stage).join(", ")} is not; pin every stage (<stage>:account and <stage>:region in cdk.json) so that each account holds only its own stages' deploy roles.`,
+    );
+  }
+  const byAccount = new Map<string | undefined, DeployedStage[]>();
+  for (const stage of config.stages) {
+    const { account } = settingsOf(stage);
+    byAccount.set(account, [...(byAccount.get(account) ?? []), stage]);
+  }
+  return [...byAccount].map(([account, stages]) => {
+    const regions = Object.fromEntries(
+      stages.flatMap((stage) => {
+        const { region } = settingsOf(stage);
+        return region === undefined ? [] : [[stage.stage, region]];
+      }),
+    );
+    const region = stages.map((stage) => settingsOf(stage).region).find((candidate) => candidate !== undefined);
+    return new DeliveryAccessStack(scope, deliveryAccessStackId(account), {
+      stackName: DELIVERY_ACCESS_STACK_NAME,
+      config: { ...config, stages },
+      stageRegions: regions,
+      ...(account === undefined ? {} : { env: { account, ...(region === undefined ? {} : { region }) } }),
+      description:
+        account === undefined
+          ? "GitHub Actions OIDC deploy roles of the Pet Store API stages"
+          : `GitHub Actions OIDC deploy roles of the Pet Store API stages in account ${account}: ${stages.map((stage) => stage.stage).join(", ")}`,
+    });
+  });
 }

@@ -18,7 +18,7 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import { Construct } from "constructs";
 import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
 import type { DeployedStageName } from "../deployment";
-import { contextKey, environmentVariable, type StageSettings } from "../settings";
+import { contextKey, type StageSettings } from "../settings";
 
 export interface MonitoringConfig {
   /**
@@ -80,6 +80,11 @@ const TABLE_OPERATIONS = [
 
 export class Monitoring extends Construct {
   readonly topic: sns.Topic;
+  /**
+   * Where the deployment-judging alarms (./rollout.ts) send their state changes: a topic of record,
+   * not a page. Nothing subscribes to it by default (docs/alarms.md).
+   */
+  readonly deploymentEventsTopic: sns.Topic;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly dashboard: cloudwatch.Dashboard;
   /** Every topic an alarm is sent to: the stage's own, and the configured existing one if any. */
@@ -115,7 +120,7 @@ export class Monitoring extends Construct {
     const key = new kms.Key(this, "AlarmTopicKey", {
       enableKeyRotation: true,
       description: `Encrypts the Pet Store ${stage} alarm topic`,
-      removalPolicy: props.keyRemovalPolicy ?? RemovalPolicy.RETAIN,
+      removalPolicy: props.keyRemovalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
     key.addToResourcePolicy(
       new iam.PolicyStatement({
@@ -143,6 +148,27 @@ export class Monitoring extends Construct {
       }),
     );
 
+    // Same key and same publisher as the alarm topic, but no subscriptions: the rollback alarms fire
+    // on a single failed request during a deployment (CodeDeploy acts on them by polling), which is
+    // no reason to page anyone. Their state changes are recorded here, where whoever wants them
+    // (a chat channel, a deploy log) can subscribe, and AWS Control Tower's CT.CLOUDWATCH.PR.1 (an
+    // alarm must have an action) is met.
+    // https://docs.aws.amazon.com/controltower/latest/controlreference/cloudwatch-rules.html
+    this.deploymentEventsTopic = new sns.Topic(this, "DeploymentEventsTopic", {
+      displayName: `Pet Store ${stage} deployment events`,
+      masterKey: key,
+      enforceSSL: true,
+    });
+    this.deploymentEventsTopic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: "AllowCloudWatchAlarmsOfThisAccount",
+        principals: [cloudWatch],
+        actions: ["sns:Publish"],
+        resources: [this.deploymentEventsTopic.topicArn],
+        conditions: onlyThisAccountsAlarms,
+      }),
+    );
+
     const { alarmEmails, alarmTopicArn } = props.destinations;
     for (const email of alarmEmails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
     this.alarmTopics = [
@@ -153,8 +179,7 @@ export class Monitoring extends Construct {
       Annotations.of(this).addWarningV2(
         NO_ALARM_DESTINATION_WARNING,
         `The ${stage} stage has no alarm destination: its alarms will reach nobody. Set ${contextKey(stage, "alarmEmails")} ` +
-          `and/or ${contextKey(stage, "alarmTopicArn")} in cdk.json's context or with -c, or ` +
-          `${environmentVariable(stage, "alarmEmails")} / ${environmentVariable(stage, "alarmTopicArn")} (docs/alarms.md).`,
+          `and/or ${contextKey(stage, "alarmTopicArn")} in cdk.json's "context" (docs/alarms.md).`,
       );
     }
 

@@ -29,11 +29,6 @@ export function acknowledgeNagFindings(stack: PetStoreStack): void {
         "Clients are services holding API keys, not Cognito users; keys are issued and revoked with npm run keys.",
     },
   );
-  Validations.of(stack.api.deploymentStage).acknowledge({
-    id: "Serverless::Serverless-APIGWStructuredLogging",
-    reason:
-      "The access log is JSON once API Gateway substitutes its variables: $context.error.messageString is written unquoted because API Gateway quotes and escapes it itself, so the format string alone is not JSON, which is what this rule parses (infra/stacks/accessLog.ts; test/unit/accessLog.test.ts renders and parses it).",
-  });
   if (Token.isUnresolved(stack.account)) {
     // Only while the stage is not pinned to an account (infra/settings.ts): a pinned stage's
     // permissions name the account literally and pass this control without acknowledgement.
@@ -63,13 +58,6 @@ export function acknowledgeNagFindings(stack: PetStoreStack): void {
     });
   }
   const { rollout } = stack;
-  for (const alarm of [rollout.stageRollbackAlarm, ...Object.values(rollout.functionRollbackAlarms)]) {
-    Validations.of(alarm).acknowledge({
-      id: `${CONTROL_TOWER_PLUGIN}::cloudwatch_alarm_action_check`,
-      reason:
-        "CT.CLOUDWATCH.PR.1 (alarm actions): the rollback alarms judge deployments, and CodeDeploy acts on them (it polls their state and rolls back; infra/stacks/rollout.ts). They fire on a single failed request so that a canary with little traffic is still judged; sent to people, they would page on every stray 5xx. A rollback fails the deploy, which the pipeline reports, and the paging alarms keep their actions.",
-    });
-  }
   Validations.of(rollout.serviceRole).acknowledge({
     id: "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
     reason:

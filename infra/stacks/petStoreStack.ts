@@ -14,7 +14,7 @@ import * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Construct } from "constructs";
 import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
-import { petTable, type TableArea, tableAreas } from "../../lib/db/table";
+import { petTable, type TableArea, TTL_ATTRIBUTE, tableAreas } from "../../lib/db/table";
 import type { LogLevel } from "../../lib/observability/logger";
 import { API_BASE_PATH, type DynamoAction, type RouteDefinition, routeList } from "../../lib/routes";
 import type { StageConfig } from "../config";
@@ -34,9 +34,6 @@ const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The API Gateway stage: the base path's only segment (`/v1`). */
 const STAGE_NAME = API_BASE_PATH.slice(1);
-
-/** Attribute holding an item's expiry (epoch seconds); DynamoDB deletes expired items. */
-export const TTL_ATTRIBUTE = "expiresAt";
 
 export interface PetStoreStackProps extends StackProps {
   readonly config: StageConfig;
@@ -173,6 +170,7 @@ export class PetStoreStack extends Stack {
       config: config.rollout,
       serverErrorRate: config.monitoring.serverErrorRate,
       ignoreRollbackAlarms: config.settings.ignoreRollbackAlarms ?? false,
+      eventsTopic: monitoring.deploymentEventsTopic,
     });
     this.edgeProtection = config.edgeProtection
       ? new EdgeProtection(this, "EdgeProtection", {
@@ -235,6 +233,7 @@ export class PetStoreStack extends Stack {
       description: "DynamoDB table (npm run keys finds it here)",
     });
     new CfnOutput(this, STACK_OUTPUTS.alarmTopicArn, { value: monitoring.topic.topicArn });
+    new CfnOutput(this, STACK_OUTPUTS.deploymentEventsTopicArn, { value: monitoring.deploymentEventsTopic.topicArn });
     new CfnOutput(this, STACK_OUTPUTS.dashboardName, { value: `PetStore-${config.stage}` });
 
     if (props.acknowledgeNagFindings !== false) acknowledgeNagFindings(this);

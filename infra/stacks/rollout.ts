@@ -11,9 +11,11 @@
 import { Duration, Stack } from "aws-cdk-lib";
 import type * as apigateway from "aws-cdk-lib/aws-apigateway";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
+import * as cloudwatchActions from "aws-cdk-lib/aws-cloudwatch-actions";
 import * as codedeploy from "aws-cdk-lib/aws-codedeploy";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
+import type * as sns from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
 import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
 import type { DeployedStageName } from "../deployment";
@@ -50,6 +52,8 @@ export interface GradualRolloutProps {
   readonly serverErrorRate: number;
   /** This deploy shifts traffic without watching the rollback alarms (infra/settings.ts, ignoreRollbackAlarms). */
   readonly ignoreRollbackAlarms: boolean;
+  /** Where the rollback alarms send their state changes: a topic nobody is paged from (./monitoring.ts). */
+  readonly eventsTopic: sns.ITopic;
 }
 
 /**
@@ -95,10 +99,12 @@ export class GradualRollout extends Construct {
     // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html).
     const rollsBack = (failures: string, requests: string) =>
       `IF(${failures} >= ${config.failuresToRollBack}, IF(${failures} > ${props.serverErrorRate} * ${requests}, 1, 0), 0)`;
-    const rollbackAlarm = (alarmId: string, description: string, expression: cloudwatch.MathExpression) =>
-      // No alarm actions: these judge deployments, and are not pages. A rollback fails the deploy,
-      // which the pipeline reports; the paging alarms (./monitoring.ts) are unchanged.
-      new cloudwatch.Alarm(this, alarmId, {
+    // These judge deployments and are not pages: CodeDeploy acts on them (it polls their state), and
+    // a rollback fails the deploy, which the pipeline reports. Their only action is the stage's
+    // deployment events topic, which pages nobody; the paging alarms (./monitoring.ts) are unchanged.
+    const notifyEvents = new cloudwatchActions.SnsAction(props.eventsTopic);
+    const rollbackAlarm = (alarmId: string, description: string, expression: cloudwatch.MathExpression) => {
+      const created = new cloudwatch.Alarm(this, alarmId, {
         alarmDescription: description,
         metric: expression,
         threshold: 1,
@@ -106,6 +112,10 @@ export class GradualRollout extends Construct {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
+      created.addAlarmAction(notifyEvents);
+      created.addOkAction(notifyEvents);
+      return created;
+    };
     const judgedBy = `${config.failuresToRollBack} or more in a minute, and more than ${props.serverErrorRate * 100}% of that minute's`;
 
     // The stage's metrics by its names, not by references to the API's resources: the aliases'

@@ -4,7 +4,7 @@
  * a key has enough entropy that a fast hash is safe, and lookup by hash needs no comparison of
  * secrets in our code.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import type { StageName } from "../config";
 import type { Deadline } from "../db/deadline";
 
@@ -26,8 +26,13 @@ export function apiKeyPrefix(stage: StageName): string {
   return `petstore_${stage}_`;
 }
 
+/**
+ * Every request hashes its key, even when the verifier has the answer cached: the one-shot
+ * crypto.hash (Node 20.12+) does it in a fraction of createHash's time, with the same digest
+ * (https://nodejs.org/api/crypto.html#cryptohashalgorithm-data-outputencoding).
+ */
 export function hashApiKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
+  return hash("sha256", key, "hex");
 }
 
 /** True when `token` has the shape of a key of `stage`; anything else is rejected unread. */

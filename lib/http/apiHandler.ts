@@ -1,4 +1,4 @@
-import middy from "@middy/core";
+import middy, { type MiddlewareObj } from "@middy/core";
 import httpHeaderNormalizer from "@middy/http-header-normalizer";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import { MAX_BODY_BYTES } from "../contract/schemas";
@@ -17,13 +17,53 @@ import type { ApiEvent, ApiResult, Dependencies } from "./types";
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type Operation = (event: ApiEvent) => Promise<ApiResult>;
 
+/** One middleware of the chain, named so that the bench can say what each one costs. */
+export interface ChainStep {
+  readonly name: string;
+  readonly middleware: MiddlewareObj<ApiEvent, ApiResult, Error, Context>;
+}
+
+/** Middy's hooks around each middleware and the operation: the bench times each step with them. */
+export type ChainHooks = Pick<
+  middy.PluginObject,
+  "requestStart" | "beforeMiddleware" | "afterMiddleware" | "beforeHandler" | "afterHandler" | "requestEnd"
+>;
+
 /**
- * Wraps one operation in the chain every route shares, shaped by its route definition.
+ * The middlewares every route shares, in the order they are used, shaped by its route definition.
  * `before` runs top to bottom; `after` and `onError` bottom to top, so the envelope finishes
- * every answer and errorResponse maps errors before the envelope sees them.
+ * every answer and errorResponse maps errors before the envelope sees them. Middlewares that wait
+ * on nothing are plain functions rather than async ones: Middy awaits whatever each returns, and
+ * an async function would add a promise per step to every request.
  */
-export function apiHandler(route: RouteDefinition, deps: Dependencies, operation: Operation): ProxyHandler {
+export function chainSteps(route: RouteDefinition, deps: Dependencies): ChainStep[] {
+  const telemetry = deps.telemetry ?? errorsOnlyTelemetry;
+  const step = (name: string, middleware: MiddlewareObj<never, never, Error, Context>): ChainStep => ({
+    name,
+    middleware: middleware as ChainStep["middleware"],
+  });
+  return [
+    step("requestTelemetry", requestTelemetry(route, telemetry)),
+    step("requestDeadline", requestDeadline()),
+    step("responseEnvelope", responseEnvelope()),
+    ...(route.deprecation ? [step("deprecationNotice", deprecationNotice(route.deprecation))] : []),
+    step("errorResponse", errorResponse(telemetry.log)),
+    step("httpHeaderNormalizer", httpHeaderNormalizer()),
+    step("bearerAuth", bearerAuth(deps.keys)),
+    ...(route.deprecation ? [step("sunsetGate", sunsetGate(route.deprecation, deps.clock))] : []),
+    ...(route.jsonBody ? [step("jsonBody", jsonBody({ maxBytes: MAX_BODY_BYTES }))] : []),
+  ];
+}
+
+/** Wraps one operation in the chain every route shares (chainSteps). */
+export function apiHandler(
+  route: RouteDefinition,
+  deps: Dependencies,
+  operation: Operation,
+  hooks: ChainHooks = {},
+): ProxyHandler {
   const chain = middy<ApiEvent, ApiResult, Error, Context>(operation, {
+    ...hooks,
     // Answer before Lambda kills the function, as a retryable 503 rather than a gateway 5xx: the
     // request's store calls are aborted at the same moment (requestDeadline), and this answers for
     // anything else the operation is still waiting on. Middy's default margin is 5 ms.
@@ -32,15 +72,6 @@ export function apiHandler(route: RouteDefinition, deps: Dependencies, operation
       throw new ServiceUnavailableError(1);
     },
   });
-  const telemetry = deps.telemetry ?? errorsOnlyTelemetry;
-  chain.use(requestTelemetry(route, telemetry) as never);
-  chain.use(requestDeadline());
-  chain.use(responseEnvelope() as never);
-  if (route.deprecation) chain.use(deprecationNotice(route.deprecation));
-  chain.use(errorResponse(telemetry.log));
-  chain.use(httpHeaderNormalizer() as never);
-  chain.use(bearerAuth(deps.keys));
-  if (route.deprecation) chain.use(sunsetGate(route.deprecation, deps.clock));
-  if (route.jsonBody) chain.use(jsonBody({ maxBytes: MAX_BODY_BYTES }));
+  for (const { middleware } of chainSteps(route, deps)) chain.use(middleware);
   return chain as unknown as ProxyHandler;
 }

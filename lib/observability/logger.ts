@@ -20,9 +20,31 @@ export const writeStdout: LineWriter = (line) => {
   process.stdout.write(`${line}\n`);
 };
 
-function enabled(threshold: LogLevel) {
+export function enabled(threshold: LogLevel) {
   const rank = logLevels.indexOf(threshold);
   return (level: LogLevel) => logLevels.indexOf(level) >= rank;
+}
+
+/** The second the cached prefix belongs to, and that prefix: `YYYY-MM-DDTHH:MM:SS.` */
+let cachedSecondMs = Number.NaN;
+let cachedPrefix = "";
+
+/**
+ * `new Date(nowMs).toISOString()`, without building a Date and formatting it on every line: every
+ * request writes two timestamped lines, and within one second only the milliseconds change.
+ */
+export function isoTimestamp(nowMs: number = Date.now()): string {
+  const millis = nowMs - cachedSecondMs;
+  if (millis >= 0 && millis < 1000 && Number.isInteger(millis)) {
+    return `${cachedPrefix}${millis < 10 ? "00" : millis < 100 ? "0" : ""}${millis}Z`;
+  }
+  const iso = new Date(nowMs).toISOString();
+  // Only the common form (four-digit year, whole milliseconds) is cached; the rest is formatted each time.
+  if (iso.length === 24 && Number.isInteger(nowMs)) {
+    cachedPrefix = iso.slice(0, 20);
+    cachedSecondMs = nowMs - Number(iso.slice(20, 23));
+  }
+  return iso;
 }
 
 /** Errors serialise to name, message, stack and cause; JSON.stringify would give `{}`. */
@@ -50,7 +72,7 @@ export function createJsonLogger(options: { level: LogLevel; base?: LogFields; w
   const write = options.write ?? writeStdout;
   const log = (level: LogLevel, message: string, fields?: LogFields) => {
     if (!isEnabled(level)) return;
-    write(JSON.stringify({ timestamp: new Date().toISOString(), level, message, ...options.base, ...fields }));
+    write(JSON.stringify({ timestamp: isoTimestamp(), level, message, ...options.base, ...fields }));
   };
   return loggerFrom(log);
 }

@@ -1,12 +1,14 @@
 import {
   createJsonLogger,
   createPrettyLogger,
+  enabled,
+  isoTimestamp,
   type LineWriter,
   type Logger,
   type LogLevel,
   writeStdout,
 } from "./logger";
-import { embeddedMetricRecord, type RequestMeasurement } from "./metrics";
+import { embeddedMetricRecord, type RequestMeasurement, roundedMsText } from "./metrics";
 
 /** What one request looked like, for the request log line and the metrics. */
 export interface RequestSummary extends RequestMeasurement {
@@ -52,27 +54,59 @@ export function createTelemetry(options: {
     base: { service: options.service, stage: options.stage },
     write,
   });
+  const isEnabled = enabled(options.level);
+  const requestLine = requestLineWriter(options.service, options.stage);
   return {
     log,
     requestCompleted(summary) {
-      const level = summary.status >= 500 ? "error" : "info";
-      log[level]("request", {
-        operation: summary.operation,
-        method: summary.method,
-        route: summary.route,
-        path: summary.path,
-        status: summary.status,
-        latencyMs: Math.round(summary.latencyMs * 1000) / 1000,
-        coldStart: summary.coldStart,
-        requestId: summary.requestId,
-        lambdaRequestId: summary.lambdaRequestId,
-        apiKeyId: summary.apiKeyId,
-        userAgent: summary.userAgent,
-      });
+      const level = summary.status >= 500 ? "ERROR" : "INFO";
+      if (isEnabled(level)) write(requestLine(level, summary));
       write(embeddedMetricRecord(options.stage, summary, Date.now()));
     },
   };
 }
+
+const json = JSON.stringify;
+
+/**
+ * The request log line, as the JSON logger would write `log.info("request", fields)` (same keys,
+ * same order, undefined fields left out), joined from parts: the fields that are the same for every
+ * request of a route are serialised once. Every value from the request goes through
+ * JSON.stringify, so the line is valid JSON whatever a client sends.
+ */
+function requestLineWriter(service: string, stage: string) {
+  // Keyed by level, then operation (a constant string of the route table): no key is built per request.
+  const prefixes = { INFO: new Map<string, RoutePrefix>(), ERROR: new Map<string, RoutePrefix>() };
+  return (level: "INFO" | "ERROR", summary: RequestSummary): string => {
+    let prefix = prefixes[level].get(summary.operation);
+    if (prefix === undefined || prefix.method !== summary.method || prefix.route !== summary.route) {
+      prefix = {
+        method: summary.method,
+        route: summary.route,
+        text:
+          `","level":${json(level)},"message":"request","service":${json(service)},"stage":${json(stage)}` +
+          `,"operation":${json(summary.operation)},"method":${json(summary.method)},"route":${json(summary.route)}`,
+      };
+      prefixes[level].set(summary.operation, prefix);
+    }
+    return (
+      `{"timestamp":"${isoTimestamp()}${prefix.text},"path":${json(summary.path)},"status":${summary.status}` +
+      `,"latencyMs":${roundedMsText(summary.latencyMs)},"coldStart":${summary.coldStart}` +
+      optional("requestId", summary.requestId) +
+      optional("lambdaRequestId", summary.lambdaRequestId) +
+      optional("apiKeyId", summary.apiKeyId) +
+      `${optional("userAgent", summary.userAgent)}}`
+    );
+  };
+}
+
+interface RoutePrefix {
+  readonly method: string;
+  readonly route: string;
+  readonly text: string;
+}
+
+const optional = (key: string, value: string | undefined) => (value === undefined ? "" : `,"${key}":${json(value)}`);
 
 /** For tests and tools that inject their own dependencies: errors only, as JSON on stderr. */
 export const errorsOnlyTelemetry: Telemetry = {

@@ -61,3 +61,33 @@ export function markdownTable(figures: readonly Figure[]): string {
   const line = (cells: readonly string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(" | ")} |`;
   return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join("\n");
 }
+
+/** Each step's median µs per request, one column per operation and runtime. */
+export function stepTable(
+  overheads: Record<string, { readonly operations: Record<string, { readonly steps: Record<string, number> }> }>,
+): string {
+  const columns = Object.entries(overheads).flatMap(([runtime, overhead]) =>
+    Object.entries(overhead.operations).map(([operation, result]) => ({
+      title: `${operation} ${runtime}`,
+      steps: result.steps,
+    })),
+  );
+  // Steps in the order they run: one a route lacks is slotted in after the step that precedes it.
+  const names: string[] = [];
+  for (const column of columns) {
+    let after = -1;
+    for (const name of Object.keys(column.steps)) {
+      const at = names.indexOf(name);
+      if (at === -1) names.splice(after + 1, 0, name);
+      after = at === -1 ? after + 1 : at;
+    }
+  }
+  const rows = names.map((name) => [name, ...columns.map((column) => String(column.steps[name] ?? ""))]);
+  const header = ["Step", ...columns.map((column) => column.title)];
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)),
+  );
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(" | ")} |`;
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join("\n");
+}

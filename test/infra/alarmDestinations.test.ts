@@ -39,7 +39,8 @@ describe("alarm destinations from deployment settings", () => {
     const production = app.template("Production");
     expect(emailsOf(production)).toEqual(["ops@example.com", "oncall@example.com"]);
     const alarms = Object.values(production.findResources("AWS::CloudWatch::Alarm"));
-    // The rollout's rollback alarms judge deployments for CodeDeploy and notify nobody (infra/stacks/rollout.ts).
+    // The rollout's rollback alarms judge deployments for CodeDeploy and notify only the stage's
+    // non-paging deployment events topic (infra/stacks/rollout.ts), never the pager.
     const judgesDeployments = (alarm: (typeof alarms)[number]) =>
       String(alarm.Properties.AlarmDescription).startsWith("Rolls back a deployment");
     const paging = alarms.filter((alarm) => !judgesDeployments(alarm));
@@ -49,7 +50,11 @@ describe("alarm destinations from deployment settings", () => {
       expect(alarm.Properties.AlarmActions).toHaveLength(2);
     }
     expect(alarms.filter(judgesDeployments)).toHaveLength(routeList.length + 1);
-    for (const alarm of alarms.filter(judgesDeployments)) expect(alarm.Properties.AlarmActions).toBeUndefined();
+    for (const alarm of alarms.filter(judgesDeployments)) {
+      expect(alarm.Properties.AlarmActions).toEqual([
+        { Ref: expect.stringMatching(/^MonitoringDeploymentEventsTopic[0-9A-F]{8}$/) },
+      ]);
+    }
     expect(emailsOf(app.template("Staging"))).toEqual([]);
     expect(JSON.stringify(app.template("Staging").toJSON())).not.toContain(PAGER);
     Annotations.fromStack(app.stack("Production")).hasNoWarning("*", Match.stringLikeRegexp("alarm destination"));

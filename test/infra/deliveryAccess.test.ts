@@ -247,7 +247,7 @@ describe("delivery access configuration from cdk context", () => {
     );
   });
 
-  it("makes a deploy role for every deployed stage by default", () => {
+  it("makes a deploy role for every deployed stage by default (one stack when no stage is pinned)", () => {
     expect(configFrom({ githubRepository: repository })()?.stages).toEqual(Object.values(deployedStages));
   });
 
@@ -260,6 +260,73 @@ describe("delivery access configuration from cdk context", () => {
     expect(result.status).toBe(1);
     expect(result.stderr.trim()).toBe(
       'githubRepository must be owner/repo as the OIDC sub claim names it, not "octo-org/*".',
+    );
+  });
+});
+
+describe("delivery access stacks: one per account, with only that account's stages", () => {
+  const build = (context: Record<string, unknown>) => {
+    const outdir = mkdtempSync(join(tmpdir(), "cdk-delivery-"));
+    const { app } = buildApp({ stages: [], outdir, context: { githubRepository: repository, ...context } });
+    const stacks = app.node.children.filter(
+      (child): child is DeliveryAccessStack => child instanceof DeliveryAccessStack,
+    );
+    app.synth();
+    const templateOf = (stack: DeliveryAccessStack) =>
+      JSON.parse(readFileSync(join(outdir, `${stack.artifactId}.template.json`), "utf8")) as Template;
+    return { stacks, templateOf };
+  };
+  const environmentsOf = (template: Template) =>
+    resourcesOfType(template, "AWS::IAM::Role").map(([, role]) => {
+      const document = role.Properties.AssumeRolePolicyDocument as {
+        Statement: { Condition: { StringEquals: Record<string, string> } }[];
+      };
+      return document.Statement[0]?.Condition.StringEquals["token.actions.githubusercontent.com:sub"];
+    });
+
+  it("puts staging's role only in staging's account and production's only in production's", () => {
+    const { stacks, templateOf } = build({
+      "staging:account": "111111111111",
+      "staging:region": "eu-west-1",
+      "prod:account": "222222222222",
+      "prod:region": "us-east-2",
+    });
+
+    expect(stacks.map((stack) => [stack.node.id, stack.stackName, `${stack.account}/${stack.region}`])).toEqual([
+      ["PetStore-DeliveryAccess-111111111111", "PetStore-DeliveryAccess", "111111111111/eu-west-1"],
+      ["PetStore-DeliveryAccess-222222222222", "PetStore-DeliveryAccess", "222222222222/us-east-2"],
+    ]);
+    const [staging, production] = stacks.map(templateOf) as [Template, Template];
+    expect(environmentsOf(staging)).toEqual(["repo:octo-org/pets:environment:staging"]);
+    expect(environmentsOf(production)).toEqual(["repo:octo-org/pets:environment:production"]);
+    // Each role may assume the bootstrap roles of its own stage's region only.
+    const [, productionRole] = deployRoleOf(production, "Production");
+    expect(JSON.stringify(productionRole.Properties.Policies)).toContain(`deploy-role-\${AWS::AccountId}-us-east-2`);
+    expect(JSON.stringify(productionRole.Properties.Policies)).not.toContain("AWS::Region");
+    expect(Object.keys(staging.Outputs)).toEqual(["StagingDeployRoleArn"]);
+    expect(Object.keys(production.Outputs)).toEqual(["ProductionDeployRoleArn"]);
+  });
+
+  it("keeps both roles in one stack when both stages are pinned to one account", () => {
+    const { stacks, templateOf } = build({
+      "staging:account": "111111111111",
+      "staging:region": "eu-west-1",
+      "prod:account": "111111111111",
+      "prod:region": "eu-west-1",
+    });
+
+    expect(stacks.map((stack) => stack.node.id)).toEqual(["PetStore-DeliveryAccess-111111111111"]);
+    expect(environmentsOf(templateOf(stacks[0] as DeliveryAccessStack)).sort()).toEqual([
+      "repo:octo-org/pets:environment:production",
+      "repo:octo-org/pets:environment:staging",
+    ]);
+  });
+
+  it("refuses to pin one stage but not the other, whose role would land wherever the credentials point", () => {
+    expect(() => build({ "prod:account": "222222222222", "prod:region": "eu-west-1" })).toThrow(
+      new DeliveryConfigError(
+        "Deploy roles: prod is pinned to an account but staging is not; pin every stage (<stage>:account and <stage>:region in cdk.json) so that each account holds only its own stages' deploy roles.",
+      ),
     );
   });
 });

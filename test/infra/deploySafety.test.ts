@@ -62,7 +62,7 @@ describe("deploy safety", () => {
     }
   });
 
-  it("passes the Control Tower checks with nothing but Lambda-in-VPC and the rollback alarms' actions acknowledged once stages are pinned", () => {
+  it("passes the Control Tower checks with nothing but Lambda-in-VPC acknowledged once stages are pinned", () => {
     const acknowledged = shared.app.node
       .findAll()
       .flatMap((construct) =>
@@ -76,12 +76,7 @@ describe("deploy safety", () => {
     );
 
     expect(shared.failure).toBeUndefined();
-    expect(new Set(acknowledged)).toEqual(
-      new Set([
-        `${CONTROL_TOWER_PLUGIN}::lambda_inside_vpc_check`,
-        `${CONTROL_TOWER_PLUGIN}::cloudwatch_alarm_action_check`,
-      ]),
-    );
+    expect(new Set(acknowledged)).toEqual(new Set([`${CONTROL_TOWER_PLUGIN}::lambda_inside_vpc_check`]));
     expect(permissions.length).toBeGreaterThan(0);
     for (const permission of permissions) expect(permission.Properties.SourceAccount).toBe("111111111111");
   });
@@ -93,13 +88,13 @@ describe("deploy safety", () => {
     const [roleId] = Object.keys(template.findResources("AWS::IAM::Role"));
 
     expect(others).toEqual([]);
-    expect(accountStack.node.id).toBe(ACCOUNT_STACK_NAME);
+    expect(accountStack.node.id).toBe("PetStore-Account-Staging-Production");
     expect(accountStack.stackName).toBe(ACCOUNT_STACK_NAME);
     expect(`${accountStack.account}/${accountStack.region}`).toBe("111111111111/eu-west-1");
     expect(accountStack.terminationProtection).toBe(true);
     template.hasResource("AWS::ApiGateway::Account", {
       Properties: { CloudWatchRoleArn: { "Fn::GetAtt": [roleId, "Arn"] } },
-      DeletionPolicy: "Retain",
+      DeletionPolicy: "RetainExceptOnCreate",
     });
     template.hasResource("AWS::IAM::Role", {
       Properties: {
@@ -107,7 +102,7 @@ describe("deploy safety", () => {
           Statement: [Match.objectLike({ Principal: { Service: "apigateway.amazonaws.com" } })],
         },
       },
-      DeletionPolicy: "Retain",
+      DeletionPolicy: "RetainExceptOnCreate",
     });
     for (const stage of shared.stages) Template.fromStack(stage.stack).resourceCountIs("AWS::ApiGateway::Account", 0);
   });
@@ -121,12 +116,12 @@ describe("deploy safety", () => {
 
     expect(stacks).toEqual([
       {
-        id: `${ACCOUNT_STACK_NAME}-111111111111-eu-west-1`,
+        id: `${ACCOUNT_STACK_NAME}-Staging`,
         name: ACCOUNT_STACK_NAME,
         environment: "111111111111/eu-west-1",
       },
       {
-        id: `${ACCOUNT_STACK_NAME}-222222222222-us-east-2`,
+        id: `${ACCOUNT_STACK_NAME}-Production`,
         name: ACCOUNT_STACK_NAME,
         environment: "222222222222/us-east-2",
       },

@@ -188,7 +188,7 @@ describe("edge firewall (AWS WAF)", () => {
   });
 
   it("alarms on blocked requests, to the stage's alarm topic", () => {
-    const [topicId] = Object.keys(template.findResources("AWS::SNS::Topic"));
+    const [topicId] = Object.keys(template.findResources("AWS::SNS::Topic")).filter((id) => id.includes("AlarmTopic"));
     const alarm = Object.entries(template.findResources("AWS::CloudWatch::Alarm")).find(([id]) =>
       id.includes("EdgeBlockedRequests"),
     )?.[1]?.Properties;

@@ -75,6 +75,16 @@ beforeAll(() => {
   alarms = configured.template().findResources("AWS::CloudWatch::Alarm") as typeof alarms;
 });
 
+/** The logical id of a topic of the Monitoring construct, by the id it was given (AlarmTopic, DeploymentEventsTopic). */
+function topicIdOf(template: Template, id: string): string {
+  const found = Object.keys(template.findResources("AWS::SNS::Topic")).filter((logicalId) =>
+    logicalId.startsWith(`Monitoring${id}`),
+  );
+  expect(found, id).toHaveLength(1);
+  return found[0] as string;
+}
+const alarmTopicIdOf = (template: Template) => topicIdOf(template, "AlarmTopic");
+
 /** The conditions CloudWatch's grants must carry: this account, and alarms of this account and region. */
 const ONLY_THIS_ACCOUNTS_ALARMS = {
   StringEquals: { "aws:SourceAccount": "123456789012" },
@@ -88,7 +98,7 @@ const ONLY_THIS_ACCOUNTS_ALARMS = {
 describe("the alarm topic", () => {
   it("is encrypted and TLS-only, and lets CloudWatch publish for this account's alarms only", () => {
     const template = configured.template();
-    const topicId = Object.keys(template.findResources("AWS::SNS::Topic"))[0];
+    const topicId = alarmTopicIdOf(template);
 
     template.hasResourceProperties("AWS::SNS::Topic", { KmsMasterKeyId: Match.anyValue() });
     template.hasResourceProperties("AWS::SNS::TopicPolicy", {
@@ -136,9 +146,45 @@ describe("the alarm topic", () => {
   });
 });
 
+describe("the deployment events topic", () => {
+  it("is encrypted with the alarm topic's key, TLS-only, publishable by this account's alarms only, and pages nobody", () => {
+    const template = configured.template();
+    const topicId = topicIdOf(template, "DeploymentEventsTopic");
+    const [keyId] = Object.keys(template.findResources("AWS::KMS::Key"));
+    const topic = template.findResources("AWS::SNS::Topic")[topicId];
+
+    expect(topic?.Properties.KmsMasterKeyId).toEqual({ "Fn::GetAtt": [keyId, "Arn"] });
+    template.hasResourceProperties("AWS::SNS::TopicPolicy", {
+      Topics: [{ Ref: topicId }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+          {
+            Sid: "AllowCloudWatchAlarmsOfThisAccount",
+            Effect: "Allow",
+            Principal: { Service: "cloudwatch.amazonaws.com" },
+            Action: "sns:Publish",
+            Resource: { Ref: topicId },
+            Condition: ONLY_THIS_ACCOUNTS_ALARMS,
+          },
+        ]),
+      },
+    });
+    // The alarm e-mails and the pager topic are the alarm topic's only.
+    const subscribed = Object.values(template.findResources("AWS::SNS::Subscription")).map(
+      (subscription) => subscription.Properties.TopicArn,
+    );
+    expect(subscribed.length).toBeGreaterThan(0);
+    for (const topicArn of subscribed) expect(topicArn).toEqual({ Ref: alarmTopicIdOf(template) });
+    for (const properties of Object.values(alarms).map((found) => found.Properties)) {
+      expect(JSON.stringify(properties.AlarmActions)).not.toContain(topicId);
+    }
+  });
+});
+
 describe("alarm destinations", () => {
   it("sends every alarm, when it fires and when it clears, to the stage's topic and the configured existing topic", () => {
-    const topicId = Object.keys(configured.template().findResources("AWS::SNS::Topic"))[0];
+    const topicId = alarmTopicIdOf(configured.template());
     const both = [{ Ref: topicId }, EXISTING_TOPIC];
 
     expect(Object.keys(alarms).length).toBeGreaterThan(10);
@@ -160,7 +206,7 @@ describe("alarm destinations", () => {
     monitoring.notify(elsewhere);
 
     const template = Template.fromStack(stack);
-    const topicId = Object.keys(template.findResources("AWS::SNS::Topic"))[0];
+    const topicId = alarmTopicIdOf(template);
     const [elsewhereId] = Object.keys(template.findResources("AWS::CloudWatch::Alarm")).filter((id) =>
       id.startsWith("Elsewhere"),
     );
@@ -178,7 +224,7 @@ describe("alarm destinations", () => {
     Annotations.fromStack(unconfigured.stack).hasWarning(
       "/MonitoringUnderTest/Monitoring",
       Match.stringLikeRegexp(
-        "The prod stage has no alarm destination: its alarms will reach nobody\\. Set prod:alarmEmails and/or prod:alarmTopicArn .*PETSTORE_PROD_ALARM_EMAILS",
+        'The prod stage has no alarm destination: its alarms will reach nobody\\. Set prod:alarmEmails and/or prod:alarmTopicArn in cdk.json\'s "context"',
       ),
     );
     Annotations.fromStack(configured.stack).hasNoWarning("*", Match.stringLikeRegexp("alarm destination"));
@@ -270,7 +316,7 @@ describe("the alarms", () => {
   });
 
   it("alarms when SNS fails to deliver the topic's notifications", () => {
-    const topicId = Object.keys(configured.template().findResources("AWS::SNS::Topic"))[0];
+    const topicId = alarmTopicIdOf(configured.template());
 
     expect(alarm("AlarmDeliveryFailures")).toMatchObject({
       Namespace: "AWS/SNS",

@@ -193,8 +193,11 @@ describe.each(stages)("$id stage", (config: StageConfig) => {
         expect(metric.MetricStat).toMatchObject({ Period: 60, Stat: "Sum" });
       }
       // No minimum request count as in the paging alarms: failures count from the first one,
-      // unless they are within the share of 5xx the stage accepts anyway.
-      expect(alarm.Properties.AlarmActions).toBeUndefined();
+      // unless they are within the share of 5xx the stage accepts anyway. Not a page: their only
+      // action is the stage's deployment events topic, never the alarm topic.
+      const eventsTopic = [{ Ref: expect.stringMatching(/^MonitoringDeploymentEventsTopic[0-9A-F]{8}$/) }];
+      expect(alarm.Properties.AlarmActions).toEqual(eventsTopic);
+      expect(alarm.Properties.OKActions).toEqual(eventsTopic);
     }
     const [own, stage] = alarms.map((alarm) => returned(alarm)?.Expression);
     expect(own).toBe(

@@ -634,16 +634,24 @@ describe("Production stage", () => {
     expect(JSON.stringify(association.Properties.ResourceArn)).toContain("/stages/");
   });
 
-  it("retains the table, with deletion protection, and its logs when the stack is destroyed", () => {
+  it("retains the table, with deletion protection, its keys and its logs when the stack is destroyed, but not after a failed first create", () => {
     const template = templateOf(production);
     const table = only(Object.values(resourcesOf(template, "AWS::DynamoDB::GlobalTable")), "tables");
     const logGroups = Object.values(resourcesOf(template, "AWS::Logs::LogGroup"));
 
-    expect(table.DeletionPolicy).toBe("Retain");
+    const keys = Object.values(resourcesOf(template, "AWS::KMS::Key"));
+
+    expect(table.DeletionPolicy).toBe("RetainExceptOnCreate");
     expect(table.UpdateReplacePolicy).toBe("Retain");
     expect((table.Properties.Replicas as Record<string, unknown>[])[0]?.DeletionProtectionEnabled).toBe(true);
     expect(logGroups.length).toBeGreaterThan(0);
-    for (const logGroup of logGroups) expect(logGroup.DeletionPolicy).toBe("Retain");
+    expect(keys).toHaveLength(2);
+    for (const resource of [...logGroups, ...keys]) {
+      expect(resource.DeletionPolicy).toBe("RetainExceptOnCreate");
+      expect(resource.UpdateReplacePolicy).toBe("Retain");
+    }
+    // Nothing is kept after a failed first create: no plain Retain anywhere.
+    expect(Object.values(resourcesOf(template)).filter((resource) => resource.DeletionPolicy === "Retain")).toEqual([]);
   });
 });
 
@@ -659,7 +667,7 @@ describe("Staging stage", () => {
 
   it("leaves nothing behind on destroy", () => {
     const retained = Object.values(resourcesOf(templateOf(staging)))
-      .filter((resource) => resource.DeletionPolicy === "Retain")
+      .filter((resource) => resource.DeletionPolicy?.startsWith("Retain"))
       .map((resource) => resource.Type);
 
     expect(retained).toEqual([]);

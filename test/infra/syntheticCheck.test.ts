@@ -200,7 +200,7 @@ describe.each(stages)("$id synthetic check", (config: StageConfig) => {
 
   it("alarms when the check fails or does not report in 2 of 3 periods, to the stage's alarm topic", () => {
     const [, alarm] = only(template(), "AWS::CloudWatch::Alarm", "SyntheticCheckAlarm");
-    const [topicId] = only(template(), "AWS::SNS::Topic");
+    const [topicId] = only(template(), "AWS::SNS::Topic", "AlarmTopic");
 
     expect(alarm.Properties).toMatchObject({
       Namespace: METRICS_NAMESPACE,

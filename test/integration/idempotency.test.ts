@@ -10,6 +10,8 @@ import type { Pet } from "../../lib/contract/schemas";
 import { itemKeys } from "../../lib/db/table";
 import { ServiceUnavailableError } from "../../lib/errors";
 import { requestHash } from "../../lib/idempotency/requestHash";
+import { metricNames } from "../../lib/observability/metrics";
+import { createTelemetry } from "../../lib/observability/telemetry";
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_RETENTION_SECONDS } from "../../lib/pets/idempotentCreate";
 import type { LocalApi } from "../../local/server";
 import { bearer, fetchJson, invoke, issueTestKey, jsonContent, startTestApi, type TestResponse } from "../support/api";
@@ -95,6 +97,37 @@ describe("Idempotency-Key on POST /pets", () => {
     expect(second.headers["idempotent-replayed"]).toBe("true");
     expect(first.headers["idempotent-replayed"]).toBeUndefined();
     expect((await listAll()).length).toBe(countAfterFirst);
+  });
+
+  it("counts a create once in PetsCreated and its replay not at all, while both count as requests", async () => {
+    const lines: string[] = [];
+    const telemetry = createTelemetry({
+      service: "petstore",
+      stage: "test",
+      level: "INFO",
+      format: "json",
+      write: (line) => lines.push(line),
+    });
+    const createPet = createCreatePet({ ...startProcess().deps, telemetry });
+    const idempotencyKey = newIdempotencyKey();
+    const post = () =>
+      invoke(createPet, {
+        method: "POST",
+        path: "/pets",
+        headers: { ...bearer(key), ...jsonContent, "Idempotency-Key": idempotencyKey },
+        body: JSON.stringify({ name: "Counted once", categoryId: 3 }),
+      });
+
+    const created = await post();
+    const replayed = await post();
+
+    expect([created.status, replayed.status]).toEqual([201, 201]);
+    expect(replayed.headers["idempotent-replayed"]).toBe("true");
+    const metrics = lines.map((line) => JSON.parse(line)).filter((entry) => entry._aws);
+    expect(metrics.map((record) => [record[metricNames.requests], record[metricNames.petsCreated]])).toEqual([
+      [1, 1],
+      [1, 0],
+    ]);
   });
 
   it("stores a completed create in the layout every deployed version reads (both serve retries during a canary)", async () => {

@@ -234,6 +234,19 @@ describe("npm start", () => {
     );
   });
 
+  it("says when the other npm start also holds its ports, and suggests other ports with its own data, not --in-memory alone", async () => {
+    const cwd = tempFolder();
+    const taken = await ports();
+    await start(cwd, taken);
+
+    const result = await runToEnd(MAIN, [], { cwd, env: { ...CLEAN_ENV, ...taken } });
+
+    expect(result.code).toBe(1);
+    expect(result.output.trim()).toBe(
+      `npm start: The data folder ${LOCAL_DATA_DIR} is in use by another npm start (or npm run keys), and so are ports ${taken.PORT} and ${taken.DYNAMODB_PORT}; stop it, or start this one on other ports with its own data: DYNAMODB_PORT=${Number(taken.DYNAMODB_PORT) + 1} npm start -- --in-memory --port ${Number(taken.PORT) + 1}`,
+    );
+  });
+
   it.each([["--help"], ["-h"]])("prints every option and setting for %s, and exits 0", async (flag) => {
     const result = await runToEnd(MAIN, [flag], { cwd: tempFolder(), env: CLEAN_ENV });
 

@@ -1,10 +1,18 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createListPets } from "../../functions/listPets";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import { ServiceUnavailableError } from "../../lib/errors";
-import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
-import { createTelemetry } from "../../lib/observability/telemetry";
+import { isoTimestamp } from "../../lib/observability/logger";
+import {
+  embeddedMetricRecord,
+  METRICS_NAMESPACE,
+  metricNames,
+  roundedMs,
+  roundedMsText,
+} from "../../lib/observability/metrics";
+import { createTelemetry, type RequestSummary } from "../../lib/observability/telemetry";
 import { bearer, invoke, jsonContent } from "../support/api";
 import { fakeDependencies, singleKeyVerifier } from "../support/fakes";
 
@@ -147,5 +155,115 @@ describe("request telemetry", () => {
     expect(response.status).toBe(503);
     expect(lines[0]).toContain("ServiceUnavailableError");
     expect(lines[0]).toContain("Caused by: Error: connect ECONNREFUSED 127.0.0.1:8000");
+  });
+});
+
+describe("telemetry lines joined from parts", () => {
+  const optionalText = fc.option(fc.string({ unit: "binary" }), { nil: undefined });
+  const summaries: fc.Arbitrary<RequestSummary> = fc.record({
+    operation: fc.constantFrom("listPets", "getPet", "createPet"),
+    method: fc.constantFrom("GET", "POST"),
+    route: fc.constantFrom("/pets", "/pets/{petId}"),
+    path: fc.string({ unit: "binary" }),
+    status: fc.integer({ min: 100, max: 599 }),
+    latencyMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+    coldStart: fc.boolean(),
+    petCreated: fc.boolean(),
+    requestId: optionalText,
+    lambdaRequestId: optionalText,
+    apiKeyId: optionalText,
+    userAgent: optionalText,
+  });
+
+  it("writes the request line the JSON logger would write for the same fields, whatever they hold", () => {
+    fc.assert(
+      fc.property(summaries, (summary) => {
+        const lines: string[] = [];
+        const telemetry = createTelemetry({
+          service: "petstore",
+          stage: "test",
+          level: "INFO",
+          format: "json",
+          write: (line) => lines.push(line),
+        });
+        telemetry.requestCompleted(summary);
+        const [line] = lines;
+        const { petCreated: _, ...fields } = summary;
+        const expected = JSON.stringify({
+          timestamp: JSON.parse(line as string).timestamp,
+          level: summary.status >= 500 ? "ERROR" : "INFO",
+          message: "request",
+          service: "petstore",
+          stage: "test",
+          ...fields,
+          latencyMs: Math.round(summary.latencyMs * 1000) / 1000,
+        });
+        expect(line).toBe(expected);
+      }),
+    );
+  });
+
+  it("writes the metric record JSON.stringify gives for the same object", () => {
+    fc.assert(
+      fc.property(summaries, fc.string(), fc.integer({ min: 0, max: 4e12 }), (summary, stage, timestamp) => {
+        const { status } = summary;
+        const values: Record<string, number> = {
+          [metricNames.requests]: 1,
+          [metricNames.clientErrors]: status >= 400 && status < 500 ? 1 : 0,
+          [metricNames.serverErrors]: status >= 500 ? 1 : 0,
+          [metricNames.latency]: Math.round(summary.latencyMs * 1000) / 1000,
+          [metricNames.coldStarts]: summary.coldStart ? 1 : 0,
+          [metricNames.petsCreated]: summary.petCreated ? 1 : 0,
+          [metricNames.authFailures]: status === 401 ? 1 : 0,
+        };
+        const expected = JSON.stringify({
+          _aws: {
+            Timestamp: timestamp,
+            CloudWatchMetrics: [
+              {
+                Namespace: METRICS_NAMESPACE,
+                Dimensions: [["Stage", "Operation"]],
+                Metrics: Object.keys(values).map((Name) => ({
+                  Name,
+                  Unit: Name === metricNames.latency ? "Milliseconds" : "Count",
+                })),
+              },
+            ],
+          },
+          Stage: stage,
+          Operation: summary.operation,
+          ...values,
+        });
+        expect(embeddedMetricRecord(stage, summary, timestamp)).toBe(expected);
+      }),
+    );
+  });
+
+  it("writes latencies as JSON.stringify writes them rounded to the microsecond, for any number", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.double(),
+          fc.double({ min: 0, max: 10_000 }),
+          fc.integer({ min: 0, max: 10_000_000 }).map((us) => us / 1000),
+        ),
+        (ms) => {
+          expect(roundedMsText(ms)).toBe(JSON.stringify(roundedMs(ms)));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("stamps lines with what toISOString gives, in the same second, across seconds and at any instant", () => {
+    const instants = fc.oneof(
+      fc.integer({ min: -62_167_219_200_000, max: 253_402_300_799_999 }),
+      fc.integer({ min: 1_700_000_000_000, max: 1_700_000_003_000 }),
+    );
+    fc.assert(
+      fc.property(fc.array(instants, { minLength: 1, maxLength: 20 }), (sequence) => {
+        for (const instant of sequence) expect(isoTimestamp(instant)).toBe(new Date(instant).toISOString());
+      }),
+    );
   });
 });

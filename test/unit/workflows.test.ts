@@ -147,6 +147,16 @@ describe("deploy workflow agrees with infra/deployment.ts", () => {
     expect(stageWorkflow).toContain('npx tsx scripts/deliveryStage.ts "$ENVIRONMENT" >> "$GITHUB_OUTPUT"');
   });
 
+  it("deploys the stage's account stack before the stage, and refuses any synth warning (--strict)", () => {
+    const deploys = stageWorkflow.split("\n").filter((line) => /\bnpx cdk deploy\b/.test(line));
+
+    expect(deploys).toHaveLength(2);
+    expect(deploys[0]).toContain('"$ACCOUNT_SELECTOR"');
+    expect(deploys[1]).toContain('"$SELECTOR"');
+    for (const line of deploys) expect(line).toContain("--strict");
+    expect(stageWorkflow).toContain(`ACCOUNT_SELECTOR: \${{ steps.stage.outputs.account-selector }}`);
+  });
+
   it("hands secrets to steps only as environment variables, never on a command line", () => {
     const secretLines = stageWorkflow.split("\n").filter((line) => line.includes("secrets."));
 
@@ -178,7 +188,7 @@ describe("a manual deploy that ignores the rollback alarms", () => {
       expect(job.get("ignore-rollback-alarms")?.value).toBe(`\${{ inputs.ignore-rollback-alarms == true }}`);
     }
     expect(settingNames).toContain("ignoreRollbackAlarms");
-    expect(stageWorkflow).toContain('npm run synth -- -c "$STAGE:ignoreRollbackAlarms=true"');
+    expect(stageWorkflow).toContain('npm run synth -- -c "pipelineStage=$STAGE" -c "$STAGE:ignoreRollbackAlarms=true"');
     expect(stageWorkflow).toContain(`IGNORE_ROLLBACK_ALARMS: \${{ inputs.ignore-rollback-alarms }}`);
   });
 });
@@ -212,6 +222,7 @@ describe("scripts/deliveryStage.ts", () => {
     expect(deliveryStageLines([stage.githubEnvironment], noFile)).toEqual([
       `stage=${stage.stage}`,
       `selector=${stage.id}/*`,
+      `account-selector=PetStore-Account-*${stage.id}*`,
       `stack-name=${stage.stackName}`,
     ]);
   });

@@ -16,10 +16,15 @@ export function deprecationHeaders(deprecation: Deprecation): Record<string, str
 
 /** Adds Deprecation, Sunset and successor Link to every answer of the route, errors included. */
 export function deprecationNotice(deprecation: Deprecation): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
-  const headers = deprecationHeaders(deprecation);
-  const addHeaders = async (request: { response: ApiResult | null | undefined }) => {
-    if (request.response)
-      request.response = { ...request.response, headers: { ...request.response.headers, ...headers } };
+  const headers = Object.entries(deprecationHeaders(deprecation));
+  const addHeaders = (request: { response: ApiResult | null | undefined }) => {
+    const response = request.response;
+    if (!response) return;
+    // A new headers object (the operation's may be shared), filled without spreads: every answer pays this.
+    const merged: Record<string, string> = {};
+    if (response.headers) for (const name in response.headers) merged[name] = response.headers[name] as string;
+    for (const [name, value] of headers) merged[name] = value;
+    request.response = { statusCode: response.statusCode, headers: merged, body: response.body };
   };
   return { after: addHeaders, onError: addHeaders };
 }
@@ -30,7 +35,7 @@ export function sunsetGate(
   clock: () => Date,
 ): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
   return {
-    before: async () => {
+    before: () => {
       if (clock().getTime() >= deprecation.sunsetAt.getTime()) throw new GoneError(deprecation.successor);
     },
   };

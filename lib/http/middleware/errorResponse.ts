@@ -67,7 +67,7 @@ export function toErrorResult(error: unknown): ApiResult {
  */
 export function errorResponse(log: Logger): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
   return {
-    onError: async (request: Request<ApiEvent, ApiResult, Error, Context>) => {
+    onError: (request: Request<ApiEvent, ApiResult, Error, Context>) => {
       const result = toErrorResult(request.error);
       if (result.statusCode >= 500) {
         log.error("request failed", {

@@ -1,11 +1,22 @@
 import type { MiddlewareObj, Request } from "@middy/core";
 import type { APIGatewayProxyResult, Context } from "aws-lambda";
+import { isReplayedAnswer } from "../../idempotency/replayed";
 import type { Telemetry } from "../../observability/telemetry";
 import type { RouteDefinition } from "../../routes";
 import type { ApiEvent } from "../types";
 
 /** True until this container has served its first request. */
 let coldStart = true;
+
+/**
+ * When the request entered the chain, kept in Middy's `request.internal`: an object of its own
+ * for each invocation (middy() creates it per request unless given one in its options, which
+ * apiHandler never does), cheaper to fill than a WeakMap keyed by the event.
+ */
+interface RequestStart {
+  startedAt?: number;
+  coldStart?: boolean;
+}
 
 /**
  * Outermost middleware: times the request and reports it once its final answer (after error
@@ -15,9 +26,8 @@ export function requestTelemetry(
   route: RouteDefinition,
   telemetry: Telemetry,
 ): MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context> {
-  const startedAt = new WeakMap<object, { at: number; cold: boolean }>();
-  const report = async (request: Request<ApiEvent, APIGatewayProxyResult, Error, Context>) => {
-    const started = startedAt.get(request.event);
+  const report = (request: Request<ApiEvent, APIGatewayProxyResult, Error, Context>) => {
+    const started = request.internal as RequestStart;
     const status = request.response?.statusCode ?? 500;
     telemetry.requestCompleted({
       operation: route.operationId,
@@ -25,9 +35,10 @@ export function requestTelemetry(
       route: route.path,
       path: request.event.path,
       status,
-      latencyMs: started ? performance.now() - started.at : 0,
-      coldStart: started?.cold ?? false,
-      petCreated: status === 201,
+      latencyMs: started.startedAt === undefined ? 0 : performance.now() - started.startedAt,
+      coldStart: started.coldStart ?? false,
+      // A replay answers 201 too, but the pet was created (and counted) by the first request.
+      petCreated: status === 201 && !isReplayedAnswer(request.response?.headers),
       requestId: request.event.requestContext?.requestId,
       lambdaRequestId: request.context.awsRequestId,
       apiKeyId: request.event.principal?.keyId,
@@ -35,8 +46,10 @@ export function requestTelemetry(
     });
   };
   return {
-    before: async (request) => {
-      startedAt.set(request.event, { at: performance.now(), cold: coldStart });
+    before: (request) => {
+      const start = request.internal as RequestStart;
+      start.startedAt = performance.now();
+      start.coldStart = coldStart;
       coldStart = false;
     },
     after: report,

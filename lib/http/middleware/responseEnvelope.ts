@@ -8,6 +8,8 @@ export const COMMON_HEADERS = {
   "X-Content-Type-Options": "nosniff",
 } as const;
 
+const commonHeaders = Object.entries(COMMON_HEADERS);
+
 type EnvelopeRequest = Request<ApiEvent, ApiResult | APIGatewayProxyResult, Error, Context>;
 
 function requestIdOf(request: EnvelopeRequest): string {
@@ -19,14 +21,16 @@ function requestIdOf(request: EnvelopeRequest): string {
  * with a JSON body and the headers every answer carries.
  */
 export function responseEnvelope(): MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context> {
-  const finish = async (request: EnvelopeRequest) => {
+  const finish = (request: EnvelopeRequest) => {
     const result = request.response as ApiResult | undefined;
     if (!result) return;
-    request.response = {
-      statusCode: result.statusCode,
-      headers: { ...result.headers, ...COMMON_HEADERS, "X-Request-Id": requestIdOf(request) },
-      body: JSON.stringify(result.body),
-    };
+    // Assigned one by one rather than spread: the same headers, the common ones winning, for a
+    // fraction of the cost on every request.
+    const headers: Record<string, string> = {};
+    if (result.headers) for (const name in result.headers) headers[name] = result.headers[name] as string;
+    for (const [name, value] of commonHeaders) headers[name] = value;
+    headers["X-Request-Id"] = requestIdOf(request);
+    request.response = { statusCode: result.statusCode, headers, body: JSON.stringify(result.body) };
   };
   return { after: finish, onError: finish } as MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context>;
 }

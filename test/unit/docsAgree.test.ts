@@ -1,0 +1,118 @@
+/**
+ * What the README and docs/ claim, checked where a test can: links land on headings that exist, the
+ * one-time delivery set-up runs in an order that works, the documented values and commands are
+ * the ones the code accepts.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { logLevels } from "../../lib/observability/logger";
+import { parseKeysArguments } from "../../scripts/keys";
+import { projectRoot } from "../support/processes";
+
+const read = (path: string) => readFileSync(join(projectRoot, path), "utf8");
+const documents = ["README.md", ...readdirSync(join(projectRoot, "docs")).map((name) => `docs/${name}`)].filter(
+  (path) => path.endsWith(".md"),
+);
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+const anchorOf = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[`*_]/g, "")
+    .replace(/[^\p{L}\p{N} -]/gu, "")
+    .replaceAll(" ", "-");
+
+/** The anchors of a Markdown file's headings (outside code blocks). */
+function anchorsOf(text: string): Set<string> {
+  const withoutCode = text.replace(/```[\s\S]*?```/g, "");
+  return new Set([...withoutCode.matchAll(/^#{1,6} (.+)$/gm)].map((match) => anchorOf(match[1] as string)));
+}
+
+/** Section `heading` (a `###` line starting with it) of a document, up to the next heading of its level or above. */
+function section(text: string, heading: string): string {
+  const start = text.indexOf(`\n## ${heading}`);
+  if (start < 0) throw new Error(`no section ${heading}`);
+  const end = text.indexOf("\n## ", start + 1);
+  return text.slice(start, end < 0 ? undefined : end);
+}
+
+describe("the docs agree with each other and with the code", () => {
+  it.each(documents)("%s: every link to a Markdown file's heading lands on a heading that exists", (path) => {
+    const text = read(path);
+    const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
+    const links = [...text.matchAll(/\]\(([^)\s]*?)#([^)\s]+)\)/g)].map((match) => ({
+      file: match[1] ? join(folder, match[1]) : path,
+      anchor: match[2] as string,
+    }));
+    const broken = links.filter(({ file, anchor }) => {
+      if (!file.endsWith(".md")) return false;
+      try {
+        return !anchorsOf(read(file)).has(anchor);
+      } catch {
+        return true;
+      }
+    });
+
+    expect(broken).toEqual([]);
+  });
+
+  it("delivery.md's one-time set-up creates the environments, then the account stack, then the stages", () => {
+    const setUp = section(read("docs/delivery.md"), "One-time set-up");
+    const at = (marker: string) => {
+      const index = setUp.indexOf(marker);
+      expect(index, marker).toBeGreaterThan(-1);
+      return index;
+    };
+
+    const settings = at('"prod:account"');
+    const bootstrap = at("npx cdk bootstrap");
+    const environments = at("### 4. Create the GitHub environments");
+    const stagingAccount = at("npx cdk deploy 'PetStore-Account-*Staging*'");
+    const staging = at("npx cdk deploy 'Staging/*'");
+    const productionAccount = at("npx cdk deploy 'PetStore-Account-*Production*'");
+    const production = at("npx cdk deploy 'Production/*'");
+    const secrets = at("gh secret set PETSTORE_API_KEY --env staging");
+
+    expect(settings).toBeLessThan(bootstrap);
+    expect(environments).toBeLessThan(stagingAccount);
+    expect(stagingAccount).toBeLessThan(staging);
+    expect(staging).toBeLessThan(productionAccount);
+    expect(productionAccount).toBeLessThan(production);
+    // The key goes into the environment's secret, so the environment exists by then.
+    expect(environments).toBeLessThan(secrets);
+    expect(setUp).not.toContain("../README.md#deploy");
+  });
+
+  it("deploy.md refers to its own section on what a destroy leaves behind", () => {
+    const deploy = read("docs/deploy.md");
+
+    expect(deploy).toContain("[What a destroy leaves behind](#9-what-a-destroy-leaves-behind)");
+    expect(deploy).not.toContain("the README's \"What a destroy leaves");
+  });
+
+  it("the README lists every LOG_LEVEL the functions accept", () => {
+    const row = read("README.md")
+      .split("\n")
+      .find((line) => line.startsWith("| `LOG_LEVEL` |"));
+
+    expect([...(row ?? "").matchAll(/`([A-Z]+)`/g)].map((match) => match[1]).slice(1)).toEqual([...logLevels]);
+  });
+
+  it("the README tells a staging tester how they get a key, with keys commands the CLI accepts", () => {
+    const readme = read("README.md");
+    const tester = readme.slice(readme.indexOf("**A staging tester who has only the URL**"));
+    const commands = [
+      ...tester.slice(0, tester.indexOf("## ")).matchAll(/^npm run (?:-s )?keys -- (.+?)\s{2,}#/gm),
+    ].map((match) => (match[1] as string).match(/"[^"]*"|\S+/g)?.map((part) => part.replace(/^"|"$/g, "")) ?? []);
+
+    expect(commands.map((argv) => argv[0])).toEqual(["create", "list", "revoke"]);
+    for (const argv of commands) {
+      const parsed = parseKeysArguments(argv, {});
+      expect(parsed, argv.join(" ")).toMatchObject({ target: { stage: "staging" } });
+    }
+    expect(tester).toMatch(/created by someone with AWS\s+credentials for staging's account/);
+    expect(tester).toMatch(/handed over through the team's secret manager/);
+  });
+});
