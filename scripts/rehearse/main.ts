@@ -37,10 +37,14 @@ async function main(args: string[]): Promise<number> {
     const directories = synthesizeAll(rehearsalConfigurations);
     for (const configuration of rehearsalConfigurations) {
       const directory = directories.get(configuration.name) as string;
-      reports.push({
-        title: `${configuration.name}: ${configuration.description}`,
-        report: await rehearseAssembly(directory),
-      });
+      try {
+        reports.push({
+          title: `${configuration.name}: ${configuration.description}`,
+          report: await rehearseAssembly(directory),
+        });
+      } finally {
+        rmSync(directory, { recursive: true, force: true });
+      }
     }
   }
   for (const { title, report } of reports) console.log(formatReport(title, report));
