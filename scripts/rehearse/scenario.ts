@@ -1,0 +1,318 @@
+/**
+ * What each function's AWS callers send it, and what must come back: CloudFormation's custom
+ * resource events (Create, Update to a new generation, Delete) answered at a local response URL;
+ * the whole API contract over HTTP through the local REST API; the scheduler's event for the
+ * synthetic check, which then calls that same API. Every answer is checked.
+ */
+import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { hasApiKeyShape } from "../../lib/auth/apiKeys";
+import type { StageName } from "../../lib/config";
+import { resourcesOf } from "./assembly";
+import type { AwsStandIn } from "./awsStandIn";
+import type { StageFunction, StageRehearsal } from "./stage";
+
+const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+const filesUnder = (path: string): string[] =>
+  statSync(path).isDirectory() ? readdirSync(path).flatMap((name) => filesUnder(join(path, name))) : [path];
+
+export interface ScenarioCheck {
+  readonly caller: string;
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  json: unknown;
+}
+
+export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): Promise<ScenarioCheck[]> {
+  const checks: ScenarioCheck[] = [];
+  const check = (caller: string, name: string, ok: boolean, detail = "") => checks.push({ caller, name, ok, detail });
+  const { template } = stage.stack;
+  const stageName = (stage.functions
+    .map((fn) => fn.spec.environment.PETSTORE_STAGE)
+    .find((value) => value !== undefined) ?? "staging") as StageName;
+
+  // The artifact must stand alone: no path of the machine that built it, and never the test-only
+  // IAM evaluator (AGPL-3.0), which must not ship.
+  for (const fn of stage.functions) {
+    const text = filesUnder(fn.spec.assetDir)
+      .map((file) => readFileSync(file, "utf8"))
+      .join("\n");
+    check(
+      fn.spec.label,
+      "its bundle names no path of the source tree",
+      !text.includes(PROJECT_ROOT),
+      `the bundle contains ${PROJECT_ROOT}`,
+    );
+    check(
+      fn.spec.label,
+      "its bundle holds no test-only package",
+      !text.includes("@cloud-copilot"),
+      "the bundle contains @cloud-copilot (AGPL-3.0, test-only)",
+    );
+  }
+
+  for (const { fn, error } of await stage.initErrors()) {
+    check(fn.spec.label, "starts (init)", false, `${error.errorType}: ${error.errorMessage}`);
+  }
+
+  // The custom resources served by a project function, with the secret their properties name.
+  const customResources = Object.entries(template.Resources)
+    .filter(
+      ([, resource]) => resource.Type.startsWith("Custom::") || resource.Type === "AWS::CloudFormation::CustomResource",
+    )
+    .map(([logicalId, resource]) => {
+      const properties = stage.resolver.resolve(resource.Properties ?? {}) as Record<string, unknown>;
+      const target = stage.functions.find((fn) => fn.spec.functionArn === properties.ServiceToken);
+      return { logicalId, type: resource.Type, properties, target };
+    })
+    .filter((entry): entry is typeof entry & { target: StageFunction } => entry.target !== undefined);
+
+  const physicalIds = new Map<string, string>();
+  const customResourceEvent = async (
+    resource: (typeof customResources)[number],
+    requestType: "Create" | "Update" | "Delete",
+    properties: Record<string, unknown>,
+    oldProperties?: Record<string, unknown>,
+  ) => {
+    const requestId = randomUUID();
+    const responseUrl = standIn.responseUrl();
+    const event = {
+      RequestType: requestType,
+      ServiceToken: properties.ServiceToken,
+      ResponseURL: responseUrl,
+      StackId: stage.resolver.ref("AWS::StackId"),
+      RequestId: requestId,
+      LogicalResourceId: resource.logicalId,
+      ResourceType: resource.type,
+      ResourceProperties: properties,
+      ...(oldProperties ? { OldResourceProperties: oldProperties } : {}),
+      ...(requestType === "Create" ? {} : { PhysicalResourceId: physicalIds.get(resource.logicalId) }),
+    };
+    const outcome = await resource.target.running?.invoke(event);
+    const path = new URL(responseUrl).pathname;
+    const answer = standIn.answers.find((candidate) => candidate.path.startsWith(path))?.body;
+    const ok =
+      answer?.Status === "SUCCESS" && answer.RequestId === requestId && typeof answer.PhysicalResourceId === "string";
+    if (ok) physicalIds.set(resource.logicalId, String(answer.PhysicalResourceId));
+    check(
+      resource.target.spec.label,
+      `CloudFormation ${requestType} of ${resource.logicalId} answers SUCCESS at the response URL`,
+      ok,
+      answer
+        ? `${answer.Status}${answer.Reason ? `: ${answer.Reason}` : ""}`
+        : `no answer (${JSON.stringify(outcome?.error ?? null)})`,
+    );
+  };
+
+  const secretOf = (resource: (typeof customResources)[number]) =>
+    Object.values(resource.properties).find(
+      (value) => typeof value === "string" && value.startsWith("arn:aws:secretsmanager:"),
+    ) as string | undefined;
+
+  let key: string | undefined;
+  for (const resource of customResources) {
+    await customResourceEvent(resource, "Create", resource.properties);
+    const secret = secretOf(resource);
+    const text = secret ? standIn.secretText(secret) : undefined;
+    if (text && hasApiKeyShape(text, stageName)) key = text;
+    if (secret) check(resource.target.spec.label, "Create leaves a key of the stage in the secret", key !== undefined);
+  }
+
+  const api = stage.api;
+  if (api && key)
+    await apiScenario(api.baseUrl, key, stageName, (name, ok, detail) => check(`API ${stageName}`, name, ok, detail));
+
+  // The scheduler's invocation of each scheduled project function, with the target's input.
+  for (const [, schedule] of resourcesOf(template, "AWS::Scheduler::Schedule")) {
+    const target = stage.resolver.resolve(schedule.Properties?.Target ?? {}) as { Arn?: string; Input?: string };
+    const fn = stage.functions.find((candidate) => candidate.spec.functionArn === target.Arn);
+    if (!fn?.running) continue;
+    const outcome = await fn.running.invoke(target.Input ? JSON.parse(target.Input) : {});
+    const result = (outcome.error ? undefined : outcome.result) as
+      | { passed?: boolean; checks?: number; failedChecks?: number }
+      | undefined;
+    check(
+      fn.spec.label,
+      "the scheduled run passes against the local API",
+      result?.passed === true && (result.checks ?? 0) > 0,
+      outcome.error
+        ? `${outcome.error.errorType}: ${outcome.error.errorMessage}`
+        : `${JSON.stringify(result)}\n${fn.running.logTail()}`,
+    );
+  }
+
+  // A new generation of each key: the earlier key stops working, the new one works; Delete revokes it.
+  for (const resource of customResources) {
+    const generation = Number(resource.properties.Generation ?? 0) + 1;
+    const next = { ...resource.properties, Generation: String(generation) };
+    await customResourceEvent(resource, "Update", next, resource.properties);
+    const secret = secretOf(resource);
+    const newKey = secret ? standIn.secretText(secret) : undefined;
+    if (api && key && newKey) {
+      // A container keeps a verified key for a while (lib/auth/verifier.ts); new ones see the revocation.
+      await stage.coldStart();
+      const status = async (bearer: string) =>
+        (await fetch(`${api.baseUrl}/pets?limit=1`, { headers: { authorization: `Bearer ${bearer}` } })).status;
+      const [oldStatus, newStatus] = [await status(key), await status(newKey)];
+      check(
+        `API ${stageName}`,
+        "after the Update the new key answers 200, the revoked one 401",
+        oldStatus === 401 && newStatus === 200 && newKey !== key,
+        `old ${oldStatus}, new ${newStatus}`,
+      );
+      await customResourceEvent(resource, "Delete", next);
+      await stage.coldStart();
+      const afterDelete = await status(newKey);
+      check(`API ${stageName}`, "after the Delete the key answers 401", afterDelete === 401, `got ${afterDelete}`);
+    } else {
+      await customResourceEvent(resource, "Delete", next);
+    }
+  }
+  return checks;
+}
+
+/** The API contract, as a client meets it. */
+async function apiScenario(
+  baseUrl: string,
+  key: string,
+  stage: StageName,
+  check: (name: string, ok: boolean, detail: string) => void,
+): Promise<void> {
+  const call = async (
+    method: string,
+    path: string,
+    init: { auth?: string | null; body?: string; contentType?: string; headers?: Record<string, string> } = {},
+  ): Promise<HttpAnswer> => {
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.auth !== null) headers.authorization = `Bearer ${init.auth ?? key}`;
+    if (init.body !== undefined) headers["content-type"] = init.contentType ?? "application/json";
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers,
+      ...(init.body !== undefined ? { body: init.body } : {}),
+    });
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: response.status, headers: response.headers, json };
+  };
+  const expect = (name: string, answer: HttpAnswer, status: number, extra = true) =>
+    check(
+      name,
+      answer.status === status && extra,
+      `HTTP ${answer.status} ${JSON.stringify(answer.json).slice(0, 300)}`,
+    );
+  const errorCode = (answer: HttpAnswer) => (answer.json as { code?: string }).code;
+
+  const noAuth = await call("GET", "/pets", { auth: null });
+  expect(
+    "401 without a key, with a Bearer challenge",
+    noAuth,
+    401,
+    /Bearer/.test(noAuth.headers.get("www-authenticate") ?? ""),
+  );
+  expect("401 with an unknown key", await call("GET", "/pets", { auth: `petstore_${stage}_${"A".repeat(43)}` }), 401);
+
+  const idempotencyKey = randomUUID();
+  const newPet = JSON.stringify({ name: "Rehearsal Rex", categoryId: 1 });
+  const created = await call("POST", "/pets", { body: newPet, headers: { "idempotency-key": idempotencyKey } });
+  const pet = created.json as { id?: number; status?: string };
+  expect("create: 201 with Location", created, 201, created.headers.get("location") === `/v1/pets/${pet.id}`);
+  const replay = await call("POST", "/pets", { body: newPet, headers: { "idempotency-key": idempotencyKey } });
+  expect(
+    "idempotent replay: the same pet, Idempotent-Replayed",
+    replay,
+    201,
+    replay.headers.get("idempotent-replayed") === "true" && (replay.json as { id?: number }).id === pet.id,
+  );
+  const reused = await call("POST", "/pets", {
+    body: JSON.stringify({ name: "Other", categoryId: 2 }),
+    headers: { "idempotency-key": idempotencyKey },
+  });
+  expect(
+    "an Idempotency-Key reused with another body: 422",
+    reused,
+    422,
+    errorCode(reused) === "idempotency_key_reused",
+  );
+  const invalid = await call("POST", "/pets", { body: JSON.stringify({ name: "No category" }) });
+  expect("an invalid body: 400", invalid, 400);
+  expect("a text/plain body: 415", await call("POST", "/pets", { body: "hello", contentType: "text/plain" }), 415);
+  const oversize = await call("POST", "/pets", { body: JSON.stringify({ name: "x".repeat(70_000), categoryId: 1 }) });
+  expect("a body over the limit: 413", oversize, 413);
+
+  const pending: number[] = [];
+  for (let index = 0; index < 3; index += 1) {
+    const answer = await call("POST", "/pets", {
+      body: JSON.stringify({ name: `Pending ${index}`, categoryId: 1, status: "pending" }),
+    });
+    expect(`create pending pet ${index + 1}: 201`, answer, 201);
+    pending.push((answer.json as { id: number }).id);
+  }
+
+  const got = await call("GET", `/pets/${pet.id}`);
+  expect(
+    "get (deprecated): 200 with Deprecation, Sunset and a successor Link",
+    got,
+    200,
+    Boolean(
+      got.headers.get("deprecation") &&
+        got.headers.get("sunset") &&
+        /successor-version/.test(got.headers.get("link") ?? ""),
+    ),
+  );
+  expect("get a missing pet: 404", await call("GET", "/pets/987654321"), 404);
+  expect("list with limit=0: 400", await call("GET", "/pets?limit=0"), 400);
+
+  const walk = async (query: string) => {
+    const ids: number[] = [];
+    let next: string | undefined = `/pets?${query}`;
+    let pages = 0;
+    while (next && pages < 50) {
+      const page = await call("GET", next);
+      pages += 1;
+      if (page.status !== 200) return { ids, pages, status: page.status };
+      ids.push(...(page.json as { id: number }[]).map((item) => item.id));
+      next = /<\/v1([^>]+)>; rel="next"/.exec(page.headers.get("link") ?? "")?.[1];
+    }
+    return { ids, pages, status: 200 };
+  };
+  const all = await walk("limit=2");
+  const everyId = [pet.id, ...pending];
+  check(
+    "list every pet, two a page, following Link rel=next to the end",
+    all.status === 200 && everyId.every((id) => all.ids.includes(id as number)) && all.pages >= 2,
+    `${all.pages} pages: ${all.ids.join(",")}`,
+  );
+  const filtered = await walk("limit=1&status=pending");
+  check(
+    "list by status, following Link rel=next to the end",
+    filtered.status === 200 &&
+      filtered.ids.length === pending.length &&
+      pending.every((id) => filtered.ids.includes(id)),
+    `${filtered.pages} pages: ${filtered.ids.join(",")}`,
+  );
+
+  const unknown = await call("GET", "/no-such-route");
+  expect("an unknown route: 404 not_found", unknown, 404, errorCode(unknown) === "not_found");
+  const wrongMethod = await call("DELETE", "/pets");
+  expect(
+    "a wrong method: 405 naming GET and POST",
+    wrongMethod,
+    405,
+    /GET/.test(wrongMethod.headers.get("allow") ?? ""),
+  );
+}

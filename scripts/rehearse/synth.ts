@@ -1,0 +1,33 @@
+/**
+ * Synthesizes the real app in-process, as `npx cdk synth` does (cdk.json's context plus the
+ * configuration's), into cloud assembly directories outside the repository.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildApp } from "../../infra/app";
+import type { RehearsalConfiguration } from "./configurations";
+
+const cdkJson = JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as {
+  context: Record<string, unknown>;
+};
+
+/**
+ * One cloud assembly directory per configuration. Every synthesis writes to one shared output
+ * directory first: the CDK reuses a bundle it made in the same process only for the same output
+ * directory, so the functions are bundled once rather than once per configuration. Each result is
+ * then copied to a directory of its own, which the caller removes when done.
+ */
+export function synthesizeAll(configurations: readonly RehearsalConfiguration[]): Map<string, string> {
+  const shared = mkdtempSync(join(tmpdir(), "rehearsal-synth-"));
+  const directories = new Map<string, string>();
+  for (const configuration of configurations) {
+    const { app } = buildApp({ context: { ...cdkJson.context, ...configuration.context }, outdir: shared });
+    app.synth();
+    const directory = mkdtempSync(join(tmpdir(), `rehearsal-${configuration.name}-`));
+    cpSync(shared, directory, { recursive: true });
+    directories.set(configuration.name, directory);
+  }
+  rmSync(shared, { recursive: true, force: true });
+  return directories;
+}
