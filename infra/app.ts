@@ -41,6 +41,12 @@ export interface BuildAppOptions {
    * refused (unless the context allows it). The CLI entry below always gives them.
    */
   readonly committedContext?: Readonly<Record<string, unknown>>;
+  /**
+   * false: synthesis skips the policy checks (cdk-nag, Control Tower rules) but still applies the
+   * aspects that shape the templates. For tests that read templates only: the checks take most of a
+   * synthesis, and test/infra/nag.test.ts runs them.
+   */
+  readonly policyValidation?: boolean;
 }
 
 /** cdk.json's "context": the committed settings. */
@@ -79,7 +85,8 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
     if (refusal) throw new SettingsError(refusal);
   }
 
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+  const policyValidation = options.policyValidation ?? true;
+  if (policyValidation) Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   // GitHub Actions deploy roles (docs/delivery.md): only when the context names the repository.
   const deliveryAccess = deliveryAccessConfigFromContext(context);
   const stages = (options.stages ?? Object.values(stageConfigs)).map(
@@ -97,7 +104,7 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
     stages.map((stage) => ({ stage: stage.config, settings: stage.config.settings })),
     options.acknowledgeNagFindings === undefined ? {} : { acknowledgeNagFindings: options.acknowledgeNagFindings },
   );
-  enforceControlTowerControls(app);
+  enforceControlTowerControls(app, { policyValidation });
   return { app, stages };
 }
 

@@ -83,9 +83,18 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     if (!(error instanceof ResourceInUseException)) throw error;
     outcome = "existed";
   }
+  await waitUntilActive(client, tableName);
+  return outcome;
+}
+
+/**
+ * Waits until a new table accepts reads and writes: dynalite answers ResourceNotFoundException
+ * while a table is CREATING, even with createTableMs 0 (it flips the state on a timer).
+ */
+export async function waitUntilActive(client: DynamoDBClient, tableName: string): Promise<void> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (Table?.TableStatus === "ACTIVE") return outcome;
+    if (Table?.TableStatus === "ACTIVE") return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`Table ${tableName} did not become ACTIVE.`);

@@ -59,12 +59,12 @@ export class KmsGrantsForAwsServicesOnly implements IAspect {
  * Adds the aspects above to every stage and stack of the app, and the Control Tower rules to its
  * validation. Call it once everything is built: aspects do not cross into a Stage from above it.
  */
-export function enforceControlTowerControls(app: IConstruct): void {
+export function enforceControlTowerControls(app: IConstruct, options: { policyValidation: boolean }): void {
   for (const child of app.node.children) {
     if (!(child instanceof Stage) && !(child instanceof Stack)) continue;
     Aspects.of(child).add(new LambdaPermissionsFromOwnAccount());
     Aspects.of(child).add(new KmsGrantsForAwsServicesOnly());
   }
   // The rules run offline: the package ships the cfn-guard binary and the Control Tower rule files.
-  Validations.of(app).addPlugins(new CfnGuardValidator());
+  if (options.policyValidation) Validations.of(app).addPlugins(new CfnGuardValidator());
 }

@@ -23,7 +23,7 @@ import type { Pet, PetStatus } from "../../lib/contract/schemas";
 import { itemKeys, petTable } from "../../lib/db/table";
 import { DynamoPetRepository, type PetPage, type PetPageQuery, petItem, toPet } from "../../lib/pets/repository";
 import { createPet } from "../../lib/pets/service";
-import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
+import { ensureTable, startEmbeddedDynamo, waitUntilActive } from "../../local/dynamo";
 
 /** The sharded index: partition `<status>#<shard>`, sort key the id. */
 export const SHARDED_STATUS_INDEX = "byStatusShard";
@@ -64,6 +64,7 @@ export function createShardedTableInput(tableName: string) {
 
 export async function createShardedTable(client: DynamoDBClient, tableName: string): Promise<void> {
   await client.send(new CreateTableCommand(createShardedTableInput(tableName)));
+  await waitUntilActive(client, tableName);
 }
 
 /** A new id from the clock and a random suffix: no shared item is written to get it. */

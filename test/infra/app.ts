@@ -11,7 +11,10 @@ export const cdkJsonContext = (
 ).context;
 
 export function synthesizedStages(
-  options: Pick<BuildAppOptions, "acknowledgeNagFindings" | "context" | "environment" | "stages"> = {},
+  options: Pick<
+    BuildAppOptions,
+    "acknowledgeNagFindings" | "context" | "environment" | "policyValidation" | "stages"
+  > = {},
 ) {
   const outdir = mkdtempSync(join(tmpdir(), "cdk-test-"));
   const { app, stages } = buildApp({ ...options, context: { ...cdkJsonContext, ...options.context }, outdir });

@@ -3,13 +3,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { CONTROL_TOWER_PLUGIN } from "../../infra/stacks/controlTower";
 import { synthesizedStages } from "./app";
 
-// Each variant is synthesised once for the file: a synthesis bundles every function.
+// Each variant is synthesised once for the file, without bundling: the rules read the templates,
+// not the functions' code.
+const noBundling = { "aws:cdk:bundling-stacks": [] };
 let acknowledgedApp: ReturnType<typeof synthesizedStages>;
 let unacknowledgedApp: ReturnType<typeof synthesizedStages>;
 
 beforeAll(() => {
-  acknowledgedApp = synthesizedStages();
-  unacknowledgedApp = synthesizedStages({ acknowledgeNagFindings: false });
+  acknowledgedApp = synthesizedStages({ context: noBundling });
+  unacknowledgedApp = synthesizedStages({ acknowledgeNagFindings: false, context: noBundling });
 });
 
 /** Every acknowledgement in the app, stages and account stacks alike. */
