@@ -3,6 +3,7 @@
  * how long it waits, what it sends on each attempt, paging, errors and the deprecation notice.
  * test/integration/client.test.ts runs it against the local server and through a faulty proxy.
  */
+
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   createPetStoreClient,
@@ -13,9 +14,11 @@ import {
 } from "../../client/src/index";
 import { linkTarget } from "../../client/src/links";
 import { backoffDelayMs, DEFAULT_RETRY, parseRetryAfter } from "../../client/src/retry";
+import { generateApiKey } from "../../lib/auth/apiKeys";
 
 const BASE_URL = "https://api.example.test/v1";
-const API_KEY = "petstore_local_unitTestKeyThatIsNeverSentAnywhere0000000000";
+// Drawn per run, like a real key, so no key-shaped secret is written into the repository.
+const API_KEY = generateApiKey("local");
 const rex = { id: 7, name: "Rex", categoryId: 1, status: "available" } as const;
 
 /** A server that never answers: the request ends only when its signal aborts. */
