@@ -15,7 +15,14 @@ import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
 import { LOCAL_DATA_DIR, LOCAL_TABLE_NAME } from "../../local/settings";
 import { fetchJson } from "../support/api";
 import { leaksInFolder } from "../support/keyLeaks";
-import { freePort, projectRoot, type RunningProcess, runScript, runToEnd } from "../support/processes";
+import {
+  CLEAN_LOCAL_SERVER_ENV,
+  freePort,
+  projectRoot,
+  type RunningProcess,
+  runScript,
+  runToEnd,
+} from "../support/processes";
 
 const MAIN = "local/main.ts";
 const KEYS = "scripts/keys.ts";
@@ -28,18 +35,8 @@ function tempFolder(): string {
   return folder;
 }
 
-/** What the tests start npm start with unless they say otherwise: no pinned key, its own DynamoDB, JSON logs. */
-const CLEAN_ENV = {
-  PETSTORE_API_KEY: "",
-  DYNAMODB_ENDPOINT: "",
-  PETSTORE_LOG_FORMAT: "",
-  npm_config_in_memory: "",
-  npm_config_port: "",
-  PETS_TABLE_NAME: "",
-};
-
 async function start(cwd: string, env: Record<string, string>, args: string[] = []) {
-  const server = runScript(MAIN, args, { cwd, env: { ...CLEAN_ENV, ...env } });
+  const server = runScript(MAIN, args, { cwd, env: { ...CLEAN_LOCAL_SERVER_ENV, ...env } });
   running.push(server);
   const [, baseUrl, key] = await server.waitFor(/export BASE=(\S+) KEY=(petstore_local_\w+)/);
   await server.waitFor(/Ctrl-C stops the server\./);
@@ -140,7 +137,7 @@ describe("npm start", () => {
     const env = await ports();
     const fromKeysCommand = await runToEnd(KEYS, ["create", "--name", "ci", "--quiet"], {
       cwd,
-      env: { ...CLEAN_ENV, DYNAMODB_PORT: env.DYNAMODB_PORT },
+      env: { ...CLEAN_LOCAL_SERVER_ENV, DYNAMODB_PORT: env.DYNAMODB_PORT },
     });
     const ciKey = fromKeysCommand.output.trim();
     const pinnedKey = generateApiKey("local");
@@ -226,7 +223,7 @@ describe("npm start", () => {
     const cwd = tempFolder();
     await start(cwd, await ports());
 
-    const result = await runToEnd(MAIN, [], { cwd, env: { ...CLEAN_ENV, ...(await ports()) } });
+    const result = await runToEnd(MAIN, [], { cwd, env: { ...CLEAN_LOCAL_SERVER_ENV, ...(await ports()) } });
 
     expect(result.code).toBe(1);
     expect(result.output.trim()).toBe(
@@ -239,7 +236,7 @@ describe("npm start", () => {
     const taken = await ports();
     await start(cwd, taken);
 
-    const result = await runToEnd(MAIN, [], { cwd, env: { ...CLEAN_ENV, ...taken } });
+    const result = await runToEnd(MAIN, [], { cwd, env: { ...CLEAN_LOCAL_SERVER_ENV, ...taken } });
 
     expect(result.code).toBe(1);
     expect(result.output.trim()).toBe(
@@ -248,7 +245,7 @@ describe("npm start", () => {
   });
 
   it.each([["--help"], ["-h"]])("prints every option and setting for %s, and exits 0", async (flag) => {
-    const result = await runToEnd(MAIN, [flag], { cwd: tempFolder(), env: CLEAN_ENV });
+    const result = await runToEnd(MAIN, [flag], { cwd: tempFolder(), env: CLEAN_LOCAL_SERVER_ENV });
 
     expect(result.code).toBe(0);
     expect(result.output).toMatch(/^Usage: npm start \[-- OPTIONS\]/);
@@ -260,7 +257,7 @@ describe("npm start", () => {
   });
 
   it("refuses an unknown option in one line that points to --help, and exits 1", async () => {
-    const result = await runToEnd(MAIN, ["--verbose"], { cwd: tempFolder(), env: CLEAN_ENV });
+    const result = await runToEnd(MAIN, ["--verbose"], { cwd: tempFolder(), env: CLEAN_LOCAL_SERVER_ENV });
 
     expect(result.code).toBe(1);
     expect(result.output.trim()).toBe("npm start: unknown option --verbose; see: npm start -- --help");
@@ -300,7 +297,7 @@ describe("npm start", () => {
     try {
       const result = await runToEnd(MAIN, ["--in-memory"], {
         cwd: tempFolder(),
-        env: { ...CLEAN_ENV, PORT: String(port), DYNAMODB_PORT: String(await freePort()) },
+        env: { ...CLEAN_LOCAL_SERVER_ENV, PORT: String(port), DYNAMODB_PORT: String(await freePort()) },
       });
 
       expect(result.code).toBe(1);
@@ -315,7 +312,7 @@ describe("npm start", () => {
   it("refuses a PETSTORE_API_KEY of another stage in one line", async () => {
     const result = await runToEnd(MAIN, ["--in-memory"], {
       cwd: tempFolder(),
-      env: { ...CLEAN_ENV, ...(await ports()), PETSTORE_API_KEY: generateApiKey("prod") },
+      env: { ...CLEAN_LOCAL_SERVER_ENV, ...(await ports()), PETSTORE_API_KEY: generateApiKey("prod") },
     });
 
     expect(result.code).toBe(1);
@@ -332,7 +329,7 @@ describe("npm start", () => {
 
     const result = await runToEnd(MAIN, ["--in-memory"], {
       cwd: tempFolder(),
-      env: { ...CLEAN_ENV, ...(await ports()), PETSTORE_API_KEY: `${key}${end}` },
+      env: { ...CLEAN_LOCAL_SERVER_ENV, ...(await ports()), PETSTORE_API_KEY: `${key}${end}` },
     });
 
     expect(result.code).toBe(1);
@@ -395,7 +392,7 @@ describe("npm start on a terminal", () => {
     const child = spawn("script", ["-qfec", command, "/dev/null"], {
       cwd: tempFolder(),
       detached: true,
-      env: { ...process.env, ...CLEAN_ENV, PORT: String(port), DYNAMODB_PORT: String(await freePort()) },
+      env: { ...process.env, ...CLEAN_LOCAL_SERVER_ENV, PORT: String(port), DYNAMODB_PORT: String(await freePort()) },
     });
     let output = "";
     child.stdout.on("data", (chunk) => {

@@ -12,7 +12,7 @@ import { convertV2 } from "openapi-to-postmanv2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { petExample } from "../../lib/contract/examples";
 import type { OpenApiDocument } from "../../lib/contract/openapi";
-import { freePort, type RunningProcess, runScript } from "../support/processes";
+import { CLEAN_LOCAL_SERVER_ENV, freePort, type RunningProcess, runScript } from "../support/processes";
 
 let server: RunningProcess;
 let folder: string;
@@ -28,12 +28,7 @@ beforeAll(async () => {
     env: {
       PORT: String(await freePort()),
       DYNAMODB_PORT: String(await freePort()),
-      PETSTORE_API_KEY: "",
-      DYNAMODB_ENDPOINT: "",
-      PETSTORE_LOG_FORMAT: "",
-      npm_config_in_memory: "",
-      npm_config_port: "",
-      PETS_TABLE_NAME: "",
+      ...CLEAN_LOCAL_SERVER_ENV,
     },
   });
   const [, base, issued] = await server.waitFor(/export BASE=(\S+) KEY=(petstore_local_\w+)/);

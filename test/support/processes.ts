@@ -79,3 +79,13 @@ export async function runToEnd(script: string, args: string[], options: { cwd: s
   const code = await run.exited;
   return { code, output: run.output() };
 }
+
+/** What the tests start npm start with unless they say otherwise: no pinned key, its own DynamoDB, JSON logs. */
+export const CLEAN_LOCAL_SERVER_ENV = {
+  PETSTORE_API_KEY: "",
+  DYNAMODB_ENDPOINT: "",
+  PETSTORE_LOG_FORMAT: "",
+  npm_config_in_memory: "",
+  npm_config_port: "",
+  PETS_TABLE_NAME: "",
+};
