@@ -34,6 +34,15 @@ export interface StageConfig extends DeployedStage {
      * account's concurrency.
      */
     readonly provisionedConcurrency: number;
+    /**
+     * Concurrent executions reserved for each API function: its guaranteed share of the account's
+     * concurrency and its ceiling, so that a stage sharing an account with another (a staging load
+     * test beside production) can neither take the other's executions nor be starved by it. Sized
+     * as the stage's burst limit at one second per request (docs/capacity.md measures tens of
+     * milliseconds). The background functions (synthetic check, key provisioner) reserve
+     * BACKGROUND_RESERVED_CONCURRENCY each.
+     */
+    readonly reservedConcurrency: number;
   };
   /** How a new version of the functions reaches clients, and when it is rolled back (./stacks/rollout.ts). */
   readonly rollout: RolloutConfig;
@@ -69,6 +78,7 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
       logLevel: "DEBUG",
       systemLogLevel: SystemLogLevel.INFO,
       provisionedConcurrency: 0,
+      reservedConcurrency: 40,
     },
     // Staging's traffic is testers and the pipeline's smoke checks: a canary would only slow them.
     rollout: { trafficShifting: { type: "allAtOnce" }, failuresToRollBack: 1 },
@@ -108,6 +118,7 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
       logLevel: "INFO",
       systemLogLevel: SystemLogLevel.INFO,
       provisionedConcurrency: 0,
+      reservedConcurrency: 200,
     },
     rollout: {
       // A tenth of the requests meet the new version for 5 minutes; then all do.
@@ -145,3 +156,16 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
     settings: unconfiguredSettings,
   },
 };
+
+/** Each background function's reserved concurrency: one run of the synthetic check, one deploy's key provisioning. */
+export const BACKGROUND_RESERVED_CONCURRENCY = 1;
+/** How many background functions a stage has (the synthetic check and its key provisioner). */
+const BACKGROUND_FUNCTIONS = 2;
+
+/**
+ * The concurrent executions a stage's functions reserve in their account, in all: what the
+ * pre-flight check (scripts/preflight) compares with the account's unreserved concurrency.
+ */
+export function stageReservedConcurrency(config: StageConfig, apiFunctions: number): number {
+  return apiFunctions * config.functions.reservedConcurrency + BACKGROUND_FUNCTIONS * BACKGROUND_RESERVED_CONCURRENCY;
+}

@@ -15,15 +15,40 @@ export interface DeployedStage {
   /** CloudFormation stack name, what DescribeStacks and the console show. */
   readonly stackName: string;
   /**
+   * The CloudFormation stack holding the stage's data (the table), created before `stackName` and
+   * deployed by the same selector. Kept apart so that a failed first create of the service stack
+   * never has to delete a protected table (docs/deploy.md, "A first create that fails").
+   */
+  readonly dataStackName: string;
+  /**
    * The GitHub environment that deploys it (.github/workflows/deploy.yml): its required reviewers
    * gate the deploy, and its deploy role trusts only that environment (infra/stacks/deliveryAccessStack.ts).
    */
   readonly githubEnvironment: "staging" | "production";
+  /**
+   * For a stage deployed only after a person approves it: the GitHub environment of the job that
+   * runs before the approval is requested, with read-only access to the stage's account (the
+   * pre-flight checks and the template diff the approver reads). None for a stage without approval.
+   */
+  readonly previewEnvironment?: "production-preview";
 }
 
 export const deployedStages: Readonly<Record<DeployedStageName, DeployedStage>> = {
-  staging: { id: "Staging", stage: "staging", stackName: "Staging-PetStore", githubEnvironment: "staging" },
-  prod: { id: "Production", stage: "prod", stackName: "Production-PetStore", githubEnvironment: "production" },
+  staging: {
+    id: "Staging",
+    stage: "staging",
+    stackName: "Staging-PetStore",
+    dataStackName: "Staging-PetStoreData",
+    githubEnvironment: "staging",
+  },
+  prod: {
+    id: "Production",
+    stage: "prod",
+    stackName: "Production-PetStore",
+    dataStackName: "Production-PetStoreData",
+    githubEnvironment: "production",
+    previewEnvironment: "production-preview",
+  },
 };
 
 /** The account stack's CloudFormation name, in every account and region it is deployed to (infra/stacks/accountStack.ts). */

@@ -27,6 +27,18 @@ export interface StageSettings {
    * (docs/delivery.md). Never set in cdk.json.
    */
   readonly ignoreRollbackAlarms?: true;
+  /**
+   * API Gateway's CloudWatch Logs role that the stage's account already has (another team's API set
+   * it up): the account stack adopts it instead of replacing the account-wide setting with a role of
+   * its own (infra/stacks/accountStack.ts). Stages sharing an account must agree.
+   */
+  readonly apiGatewayCloudWatchRoleArn?: string;
+  /**
+   * The GitHub OIDC identity provider the stage's account already has (an account holds one): the
+   * delivery access stack of that account trusts it instead of creating one
+   * (infra/stacks/deliveryAccessStack.ts). Stages sharing an account must agree.
+   */
+  readonly githubOidcProviderArn?: string;
 }
 
 export interface CustomDomainSettings {
@@ -59,6 +71,8 @@ export const settingNames = [
   "hostedZoneName",
   "disableExecuteApiEndpoint",
   "ignoreRollbackAlarms",
+  "apiGatewayCloudWatchRoleArn",
+  "githubOidcProviderArn",
 ] as const;
 type SettingName = (typeof settingNames)[number];
 
@@ -101,6 +115,16 @@ const rules: Record<SettingName, { pattern: RegExp; many: boolean; expected: str
   hostedZoneName: { pattern: DOMAIN_NAME, many: false, expected: "one lower-case domain name such as example.com" },
   disableExecuteApiEndpoint: { pattern: /^(true|false)$/, many: false, expected: "true or false" },
   ignoreRollbackAlarms: { pattern: /^(true|false)$/, many: false, expected: "true or false" },
+  apiGatewayCloudWatchRoleArn: {
+    pattern: /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/,
+    many: false,
+    expected: "one IAM role ARN",
+  },
+  githubOidcProviderArn: {
+    pattern: /^arn:aws[a-z-]*:iam::\d{12}:oidc-provider\/token\.actions\.githubusercontent\.com$/,
+    many: false,
+    expected: "the ARN of the account's IAM OIDC provider for token.actions.githubusercontent.com",
+  },
 };
 
 /**
@@ -142,6 +166,19 @@ export function readStageSettings(
   const [alarmTopicArn] = valid("alarmTopicArn");
   const customDomain = customDomainSettings(stage, (name) => valid(name)[0], { account, region });
   const [ignoreRollbackAlarms] = valid("ignoreRollbackAlarms");
+  const [apiGatewayCloudWatchRoleArn] = valid("apiGatewayCloudWatchRoleArn");
+  const [githubOidcProviderArn] = valid("githubOidcProviderArn");
+  for (const [name, arn] of [
+    ["apiGatewayCloudWatchRoleArn", apiGatewayCloudWatchRoleArn],
+    ["githubOidcProviderArn", githubOidcProviderArn],
+  ] as const) {
+    // arn:partition:iam::account:…; an account-wide resource of another account cannot be adopted.
+    if (arn !== undefined && account !== undefined && arn.split(":")[4] !== account) {
+      throw new SettingsError(
+        `Invalid deployment settings: ${contextKey(stage, name)} must be in the stage's account (${contextKey(stage, "account")}): it is adopted there, not shared.`,
+      );
+    }
+  }
   return {
     alarmEmails: valid("alarmEmails"),
     ...(account === undefined ? {} : { account }),
@@ -149,6 +186,8 @@ export function readStageSettings(
     ...(alarmTopicArn === undefined ? {} : { alarmTopicArn }),
     ...(customDomain === undefined ? {} : { customDomain }),
     ...(ignoreRollbackAlarms === "true" ? { ignoreRollbackAlarms: true as const } : {}),
+    ...(apiGatewayCloudWatchRoleArn === undefined ? {} : { apiGatewayCloudWatchRoleArn }),
+    ...(githubOidcProviderArn === undefined ? {} : { githubOidcProviderArn }),
   };
 }
 
