@@ -2,23 +2,32 @@
  * The CDK app: `npx cdk synth`, `npx cdk deploy 'Staging/*'`, `npx cdk deploy 'Production/*'`.
  * Per-deployment settings (account, region, alarm destinations) are read here, once, from CDK
  * context or the environment (infra/settings.ts) and become part of each stage's typed config.
- * The committed settings (cdk.json's "context") are the one source the pipeline and a laptop share:
- * a run whose settings differ from them stops here, before anything is synthesized or deployed.
+ * The settings committed on the branch the pipeline deploys are the one source the pipeline and a
+ * laptop share: a run whose settings differ from them stops here, before anything is synthesized
+ * or deployed (infra/settingsBaseline.ts).
  */
-import { readFileSync } from "node:fs";
 import { App, Validations } from "aws-cdk-lib";
+import { FLAGS } from "aws-cdk-lib/cx-api";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { type StageConfig, stageConfigs } from "./config";
 import { type DeployedStageName, deployedStages } from "./deployment";
 import {
-  pipelineReadiness,
+  committedSettingWarnings,
   readStageSettings,
   SETTINGS_CONTEXT,
+  type SettingsBaselineLike,
   SettingsError,
   type StageSettings,
   settingsDrift,
   settingsDriftMessage,
 } from "./settings";
+import {
+  BASELINE_CONTEXT,
+  checkoutBaseline,
+  checkoutContext,
+  DEFAULT_SETTINGS_REF,
+  gitBaseline,
+} from "./settingsBaseline";
 import { addAccountStacks } from "./stacks/accountStack";
 import { enforceControlTowerControls } from "./stacks/controlTower";
 import {
@@ -37,10 +46,11 @@ export interface BuildAppOptions {
   /** Where settings missing from the context are looked up; nothing by default, so tests are hermetic. */
   readonly environment?: Readonly<Record<string, string | undefined>>;
   /**
-   * The committed settings, cdk.json's "context": when given, settings that differ from them are
-   * refused (unless the context allows it). The CLI entry below always gives them.
+   * The settings this run must match (the branch the pipeline deploys): when given, settings that
+   * differ from them are refused, unless the context allows it. A function is called only when the
+   * comparison is made, with the app's context. The CLI entry below always gives one.
    */
-  readonly committedContext?: Readonly<Record<string, unknown>>;
+  readonly settingsBaseline?: SettingsBaselineLike | ((context: (key: string) => unknown) => SettingsBaselineLike);
   /**
    * false: synthesis skips the policy checks (cdk-nag, Control Tower rules) but still applies the
    * aspects that shape the templates. For tests that read templates only: the checks take most of a
@@ -49,13 +59,17 @@ export interface BuildAppOptions {
   readonly policyValidation?: boolean;
 }
 
-/** cdk.json's "context": the committed settings. */
-export function committedContext(): Record<string, unknown> {
-  const cdkJson = JSON.parse(readFileSync(new URL("../cdk.json", import.meta.url), "utf8")) as {
-    context?: Record<string, unknown>;
-  };
-  return cdkJson.context ?? {};
+/**
+ * The feature flags of a cdk.json "context" (the keys aws-cdk-lib knows as flags), without the
+ * deployment settings a team commits beside them: what tests and the rehearsal synthesize with, so
+ * that their templates depend on the settings they set and never on what is committed.
+ */
+export function featureFlagsOf(context: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(context).filter(([key]) => Object.hasOwn(FLAGS, key)));
 }
+
+/** This checkout's cdk.json feature flags. */
+export const committedFeatureFlags = (): Record<string, unknown> => featureFlagsOf(checkoutContext());
 
 export function buildApp(options: BuildAppOptions = {}): { app: App; stages: PetStoreStage[] } {
   const app = new App({
@@ -70,19 +84,11 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
   ) as Record<DeployedStageName, StageSettings>;
 
   const allowDrift = String(context(SETTINGS_CONTEXT.allowSettingsDrift)) === "true";
-  if (options.committedContext && !allowDrift) {
-    const drift = settingsDrift(stageNames, context, environment, options.committedContext);
-    if (drift.length > 0) throw new SettingsError(settingsDriftMessage(drift));
-  }
-  const pipelineStage = context(SETTINGS_CONTEXT.pipelineStage);
-  if (pipelineStage !== undefined) {
-    if (typeof pipelineStage !== "string" || !Object.hasOwn(deployedStages, pipelineStage)) {
-      throw new SettingsError(
-        `${SETTINGS_CONTEXT.pipelineStage} must be one of ${stageNames.join(", ")}, not ${JSON.stringify(pipelineStage)}.`,
-      );
-    }
-    const refusal = pipelineReadiness(pipelineStage as DeployedStageName, settings[pipelineStage as DeployedStageName]);
-    if (refusal) throw new SettingsError(refusal);
+  if (options.settingsBaseline && !allowDrift) {
+    const baseline =
+      typeof options.settingsBaseline === "function" ? options.settingsBaseline(context) : options.settingsBaseline;
+    const drift = settingsDrift(stageNames, context, environment, baseline);
+    if (drift.length > 0) throw new SettingsError(settingsDriftMessage(drift, baseline));
   }
 
   const policyValidation = options.policyValidation ?? true;
@@ -108,9 +114,31 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
   return { app, stages };
 }
 
+/**
+ * The CLI's baseline: the pipeline (`-c pipeline=true`) deploys the commit it checked out; anyone
+ * else must match cdk.json on the branch the pipeline deploys (`-c settingsRef=…`, origin/main).
+ */
+export function cliSettingsBaseline(context: (key: string) => unknown): SettingsBaselineLike {
+  if (String(context(BASELINE_CONTEXT.pipeline)) === "true") return checkoutBaseline();
+  const ref = context(BASELINE_CONTEXT.settingsRef) ?? DEFAULT_SETTINGS_REF;
+  if (typeof ref !== "string" || !/^[\w./@^~-]+$/.test(ref) || ref.startsWith("-")) {
+    throw new SettingsError(
+      `${BASELINE_CONTEXT.settingsRef} must be a git ref such as origin/main, not ${JSON.stringify(ref)}.`,
+    );
+  }
+  return gitBaseline(ref);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   try {
-    buildApp({ environment: process.env, committedContext: committedContext() }).app.synth();
+    // On every synthesis, laptop and pipeline alike: a committed per-deploy setting is easy to miss.
+    for (const warning of committedSettingWarnings(
+      Object.keys(deployedStages) as DeployedStageName[],
+      checkoutContext(),
+    )) {
+      console.error(`Warning: ${warning}`);
+    }
+    buildApp({ environment: process.env, settingsBaseline: cliSettingsBaseline }).app.synth();
   } catch (error) {
     // A settings mistake is the engineer's to fix: one line, not a stack trace.
     if (!(error instanceof SettingsError || error instanceof DeliveryConfigError)) throw error;

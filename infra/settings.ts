@@ -249,46 +249,60 @@ function customDomainSettings(
 }
 
 /**
- * Context keys of the settings source itself. The committed settings (cdk.json's "context") are the
- * one source a laptop deploy and the pipeline both read; `-c` flags and PETSTORE_* variables that
- * differ from them are refused unless `allowSettingsDrift` is set (settingsDrift below), and the
- * pipeline names the stage it deploys (`pipelineStage`) so that the app can refuse an unready one
- * (pipelineReadiness below) before CloudFormation starts.
+ * Context keys of the settings source itself. A deploy's settings must match those of the branch
+ * the pipeline deploys (infra/settingsBaseline.ts); `-c` flags, PETSTORE_* variables and local
+ * changes to cdk.json that differ from them are refused unless `allowSettingsDrift` is set
+ * (settingsDrift below).
  */
-export const SETTINGS_CONTEXT = { pipelineStage: "pipelineStage", allowSettingsDrift: "allowSettingsDrift" } as const;
+export const SETTINGS_CONTEXT = { allowSettingsDrift: "allowSettingsDrift" } as const;
 
 /** Settings that must match the committed ones: all but ignoreRollbackAlarms, which is for one deploy by design. */
 const committedSettingNames = settingNames.filter((name) => name !== "ignoreRollbackAlarms");
 
 /** A setting's value as comparable text: lists and comma-separated text alike, trimmed. */
-function comparable(value: unknown): string | undefined {
+export function comparable(value: unknown): string | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   const items = (Array.isArray(value) ? value : String(value).split(",")).map((item) => String(item).trim());
   return items.filter(Boolean).join(",") || undefined;
 }
 
+/** What a run's settings are compared with (infra/settingsBaseline.ts builds it). */
+export interface SettingsBaselineLike {
+  readonly label: string;
+  readonly context: Readonly<Record<string, unknown>>;
+  readonly workingTree?: Readonly<Record<string, unknown>>;
+  readonly describeLocalChange?: (key: string) => string;
+}
+
 /**
- * Where the settings this run would deploy with differ from the committed ones, one entry per
- * setting (`prod:account (from PETSTORE_PROD_ACCOUNT)`), without values. `context` is what the app
- * got (cdk.json merged with `-c` flags); `committed` is cdk.json's own "context".
+ * Where the settings this run would deploy with differ from the baseline's, one entry per setting
+ * (`prod:account (from PETSTORE_PROD_ACCOUNT)`), without values. `context` is what the app got
+ * (this checkout's cdk.json merged with cdk.context.json and `-c` flags).
  */
 export function settingsDrift(
   stages: readonly DeployedStageName[],
   context: (key: string) => unknown,
   environment: Readonly<Record<string, string | undefined>>,
-  committed: Readonly<Record<string, unknown>>,
+  baseline: SettingsBaselineLike,
 ): string[] {
   const drift: string[] = [];
   for (const stage of stages) {
     for (const name of committedSettingNames) {
       const key = contextKey(stage, name);
       const variable = environmentVariable(stage, name);
-      const fromCommitted = comparable(committed[key]);
+      const fromBaseline = comparable(baseline.context[key]);
       const fromContext = comparable(context(key));
       const fromEnvironment = comparable(environment[variable]);
-      if (fromContext !== fromCommitted) {
-        drift.push(`${key} (${fromContext === undefined ? "unset" : "from -c or cdk.context.json"})`);
-      } else if (fromEnvironment !== undefined && fromEnvironment !== fromCommitted) {
+      if (fromContext !== fromBaseline) {
+        const fromLocalFile = baseline.workingTree && comparable(baseline.workingTree[key]) === fromContext;
+        const source =
+          fromLocalFile && baseline.describeLocalChange
+            ? baseline.describeLocalChange(key)
+            : fromContext === undefined
+              ? "unset here"
+              : "from -c or cdk.context.json";
+        drift.push(`${key} (${source})`);
+      } else if (fromEnvironment !== undefined && fromEnvironment !== fromBaseline) {
         // Even where the context wins over it: whoever set it expects it to apply.
         drift.push(`${key} (from ${variable})`);
       }
@@ -298,12 +312,30 @@ export function settingsDrift(
 }
 
 /** The one line a drifting run stops with. */
-export function settingsDriftMessage(drift: readonly string[]): string {
+export function settingsDriftMessage(drift: readonly string[], baseline: { readonly label: string }): string {
   return (
-    `Deployment settings differ from the committed ones in cdk.json: ${drift.join(", ")}. ` +
-    "The pipeline deploys with cdk.json's settings only, so its next run would undo this deploy; " +
-    `commit them to cdk.json's "context" (docs/deploy.md), or pass -c ${SETTINGS_CONTEXT.allowSettingsDrift}=true for a deliberate one-off.`
+    `Deployment settings differ from ${baseline.label}, what the pipeline deploys: ${drift.join(", ")}. ` +
+    "Its next run would undo this deploy; merge the change into main through a pull request (docs/deploy.md, section 1), " +
+    `or pass -c ${SETTINGS_CONTEXT.allowSettingsDrift}=true for a deliberate one-off.`
   );
+}
+
+/**
+ * Warnings about committed settings that are legal but dangerous to keep: `ignoreRollbackAlarms` is
+ * meant for one deploy; committed, it turns off the rollback alarms of every deploy of the stage.
+ * Printed by every synthesis (infra/app.ts) and in the pipeline's summary (scripts/readiness.ts).
+ */
+export function committedSettingWarnings(
+  stages: readonly DeployedStageName[],
+  committed: Readonly<Record<string, unknown>>,
+): string[] {
+  return stages
+    .filter((stage) => comparable(committed[contextKey(stage, "ignoreRollbackAlarms")]) === "true")
+    .map(
+      (stage) =>
+        `cdk.json commits ${contextKey(stage, "ignoreRollbackAlarms")}: every deploy of ${stage} shifts traffic without watching its rollback alarms. ` +
+        `It is meant for one deploy (-c ${contextKey(stage, "ignoreRollbackAlarms")}=true, or the workflow's ignore-rollback-alarms input); remove it from cdk.json.`,
+    );
 }
 
 /**

@@ -1,16 +1,13 @@
 /**
- * Synthesizes the real app in-process, as `npx cdk synth` does (cdk.json's context plus the
- * configuration's), into cloud assembly directories outside the repository.
+ * Synthesizes the real app in-process, as `npx cdk synth` does (cdk.json's feature flags plus the
+ * configuration's settings; never settings a team committed, which would leak into the example
+ * deployments), into cloud assembly directories outside the repository.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp } from "../../infra/app";
+import { buildApp, committedFeatureFlags } from "../../infra/app";
 import type { RehearsalConfiguration } from "./configurations";
-
-const cdkJson = JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as {
-  context: Record<string, unknown>;
-};
 
 /**
  * One cloud assembly directory per configuration. Every synthesis writes to one shared output
@@ -23,7 +20,7 @@ export function synthesizeAll(configurations: readonly RehearsalConfiguration[])
   const directories = new Map<string, string>();
   for (const configuration of configurations) {
     const { app } = buildApp({
-      context: { ...cdkJson.context, ...configuration.context },
+      context: { ...committedFeatureFlags(), ...configuration.context },
       outdir: shared,
       // The policy checks are test/infra/nag.test.ts's; the rehearsal runs what they let through.
       policyValidation: false,

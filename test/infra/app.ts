@@ -3,12 +3,15 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Template } from "aws-cdk-lib/assertions";
-import { type BuildAppOptions, buildApp } from "../../infra/app";
+import { type BuildAppOptions, buildApp, committedFeatureFlags } from "../../infra/app";
 
-/** The context `npx cdk synth` gives the app from cdk.json: the feature flags, so tests see the same templates. */
-export const cdkJsonContext = (
-  JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as { context: Record<string, unknown> }
-).context;
+/**
+ * cdk.json's feature flags, so tests see the templates `npx cdk synth` makes; never the deployment
+ * settings a team commits beside them: each test synthesizes with the settings it sets itself, so
+ * committing the documented settings block cannot change what a test sees (settingsSource.test.ts
+ * proves it on a copy of the project).
+ */
+export const featureFlags = committedFeatureFlags();
 
 export function synthesizedStages(
   options: Pick<
@@ -17,7 +20,7 @@ export function synthesizedStages(
   > = {},
 ) {
   const outdir = mkdtempSync(join(tmpdir(), "cdk-test-"));
-  const { app, stages } = buildApp({ ...options, context: { ...cdkJsonContext, ...options.context }, outdir });
+  const { app, stages } = buildApp({ ...options, context: { ...featureFlags, ...options.context }, outdir });
   let failure: unknown;
   try {
     app.synth();

@@ -8,7 +8,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ACCOUNT_STACK_NAME, AccountStack } from "../../infra/stacks/accountStack";
 import { CONTROL_TOWER_PLUGIN } from "../../infra/stacks/controlTower";
-import { cdkJsonContext, synthesizedStages } from "./app";
+import { featureFlags, synthesizedStages } from "./app";
 
 const noBundling = { "aws:cdk:bundling-stacks": [] };
 const sharedAccount = {
@@ -143,7 +143,7 @@ describe("deploy safety", () => {
 
     expect(Object.keys(recommended).length).toBeGreaterThan(50);
     for (const [flag, value] of Object.entries(recommended)) {
-      expect(cdkJsonContext[flag], flag).toEqual(value);
+      expect(featureFlags[flag], flag).toEqual(value);
     }
   });
 });

@@ -1,0 +1,93 @@
+/**
+ * `npm run readiness -- --stage <staging|prod>`: the pipeline's offline check that the committed
+ * settings (this checkout's cdk.json, which is the commit being deployed) let it deploy a stage:
+ * every setting well-formed, production pinned to an account and region with an alarm destination
+ * (infra/settings.ts, pipelineReadiness). Committed settings that are legal but dangerous (a
+ * committed ignoreRollbackAlarms) are warnings: printed, and added to the GitHub job summary when
+ * $GITHUB_STEP_SUMMARY is set. One line per problem, exit 1; usage mistakes exit 2. No AWS call:
+ * `npm run preflight` checks the account itself.
+ */
+import { appendFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { type DeployedStageName, deployedStages } from "../infra/deployment";
+import {
+  committedSettingWarnings,
+  pipelineReadiness,
+  readStageSettings,
+  SettingsError,
+  type StageSettings,
+} from "../infra/settings";
+import { checkoutContext } from "../infra/settingsBaseline";
+
+const usage = "Usage: npm run readiness -- --stage <staging|prod>";
+
+export class UsageError extends Error {}
+
+export interface ReadinessResult {
+  readonly problems: string[];
+  readonly warnings: string[];
+  readonly summary: string;
+}
+
+function describe(stage: DeployedStageName, settings: StageSettings): string {
+  const target =
+    settings.account === undefined
+      ? "not pinned (deploys wherever its credentials point)"
+      : `pinned to ${settings.account}/${settings.region ?? "any region"}`;
+  const destinations = settings.alarmEmails.length + (settings.alarmTopicArn === undefined ? 0 : 1);
+  return `readiness: the pipeline may deploy ${stage}: ${target}, ${destinations} alarm destination${destinations === 1 ? "" : "s"}`;
+}
+
+/** The decisions, from a cdk.json "context" (the committed settings only: the pipeline sets no others). */
+export function readiness(stage: DeployedStageName, committed: Readonly<Record<string, unknown>>): ReadinessResult {
+  const stages = Object.keys(deployedStages) as DeployedStageName[];
+  const warnings = committedSettingWarnings(stages, committed);
+  let settings: StageSettings;
+  try {
+    settings = readStageSettings(stage, (key) => committed[key], {});
+  } catch (error) {
+    if (error instanceof SettingsError) return { problems: [error.message], warnings, summary: "" };
+    throw error;
+  }
+  const refusal = pipelineReadiness(stage, settings);
+  return { problems: refusal ? [refusal] : [], warnings, summary: describe(stage, settings) };
+}
+
+export function parseStage(argv: readonly string[]): DeployedStageName {
+  let values: { stage?: string | undefined };
+  try {
+    ({ values } = parseArgs({ args: [...argv], options: { stage: { type: "string" } }, allowPositionals: false }));
+  } catch {
+    throw new UsageError(usage);
+  }
+  const { stage } = values;
+  if (stage === undefined || !Object.hasOwn(deployedStages, stage)) throw new UsageError(usage);
+  return stage as DeployedStageName;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  try {
+    const stage = parseStage(process.argv.slice(2));
+    const result = readiness(stage, checkoutContext());
+    const inActions = process.env.GITHUB_ACTIONS === "true";
+    for (const warning of result.warnings) console.error(inActions ? `::warning::${warning}` : `Warning: ${warning}`);
+    for (const problem of result.problems) console.error(problem);
+    const summaryFile = process.env.GITHUB_STEP_SUMMARY;
+    if (summaryFile) {
+      const lines = [
+        `### Readiness of ${stage}`,
+        ...result.warnings.map((warning) => `> [!WARNING]\n> ${warning}`),
+        ...result.problems.map((problem) => `- ${problem}`),
+        ...(result.problems.length === 0 ? [result.summary] : []),
+      ];
+      appendFileSync(summaryFile, `${lines.join("\n")}\n`);
+    }
+    if (result.problems.length > 0) process.exitCode = 1;
+    else console.log(result.summary);
+  } catch (error) {
+    if (!(error instanceof UsageError || error instanceof SettingsError)) throw error;
+    console.error(error.message);
+    process.exitCode = error instanceof UsageError ? 2 : 1;
+  }
+}
