@@ -83,6 +83,9 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
     stageNames.map((stage) => [stage, readStageSettings(stage, context, environment)]),
   ) as Record<DeployedStageName, StageSettings>;
 
+  // GitHub Actions deploy roles (docs/delivery.md): only when the context names the repository.
+  // Read before the comparison below: a malformed value is reported as itself.
+  const deliveryAccess = deliveryAccessConfigFromContext(context);
   const allowDrift = String(context(SETTINGS_CONTEXT.allowSettingsDrift)) === "true";
   if (options.settingsBaseline && !allowDrift) {
     const baseline =
@@ -93,8 +96,6 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stages: Pet
 
   const policyValidation = options.policyValidation ?? true;
   if (policyValidation) Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
-  // GitHub Actions deploy roles (docs/delivery.md): only when the context names the repository.
-  const deliveryAccess = deliveryAccessConfigFromContext(context);
   const stages = (options.stages ?? Object.values(stageConfigs)).map(
     (config) =>
       new PetStoreStage(app, config.id, {

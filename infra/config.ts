@@ -61,7 +61,12 @@ export interface StageConfig extends DeployedStage {
   readonly logRetention: RetentionDays;
   /** What happens to log groups when the stage is destroyed. */
   readonly logRemovalPolicy: RemovalPolicy;
-  /** CloudFormation refuses to delete the stack while this is on (`cdk destroy` fails). */
+  /**
+   * CloudFormation refuses to delete the stage's data stack while this is on (`cdk destroy` fails).
+   * The service stack never has it: it holds no data, and a stack whose first create failed can only
+   * be deleted and created again, which the CDK CLI does by itself unless termination protection
+   * refuses the delete (docs/deploy.md, "A first create that fails").
+   */
   readonly terminationProtection: boolean;
   readonly monitoring: MonitoringConfig;
   /** Account, region and alarm destinations, set per deployment (infra/settings.ts); none by default. */

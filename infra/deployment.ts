@@ -20,6 +20,8 @@ export interface DeployedStage {
    * never has to delete a protected table (docs/deploy.md, "A first create that fails").
    */
   readonly dataStackName: string;
+  /** The stage's DynamoDB table, named so that it is never replaced silently (infra/stacks/dataStack.ts). */
+  readonly tableName: string;
   /**
    * The GitHub environment that deploys it (.github/workflows/deploy.yml): its required reviewers
    * gate the deploy, and its deploy role trusts only that environment (infra/stacks/deliveryAccessStack.ts).
@@ -39,6 +41,7 @@ export const deployedStages: Readonly<Record<DeployedStageName, DeployedStage>> 
     stage: "staging",
     stackName: "Staging-PetStore",
     dataStackName: "Staging-PetStoreData",
+    tableName: "petstore-staging",
     githubEnvironment: "staging",
   },
   prod: {
@@ -46,6 +49,7 @@ export const deployedStages: Readonly<Record<DeployedStageName, DeployedStage>> 
     stage: "prod",
     stackName: "Production-PetStore",
     dataStackName: "Production-PetStoreData",
+    tableName: "petstore-prod",
     githubEnvironment: "production",
     previewEnvironment: "production-preview",
   },

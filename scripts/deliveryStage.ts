@@ -1,11 +1,15 @@
 /**
- * `tsx scripts/deliveryStage.ts <github-environment> [--outputs-file FILE]`: what the deploy workflow
- * (.github/workflows/deploy-stage.yml) needs to know about the stage a GitHub environment deploys,
- * as `name=value` lines for $GITHUB_OUTPUT:
- *   stage, selector (`Staging/*`), account-selector (the account stack it deploys into, deployed first),
- *   stack-name (`Staging-PetStore`), and with --outputs-file (written
- *   by `cdk deploy --outputs-file`) base-url, the stage's BaseUrl output.
- * The names come from infra/deployment.ts, so the workflow spells none of them.
+ * `tsx scripts/deliveryStage.ts <github-environment> [--outputs-file FILE]`: what the deploy workflows
+ * (.github/workflows/deploy-stage.yml, and deploy.yml's production-preview job) need to know about
+ * the stage a GitHub environment deploys, as `name=value` lines for $GITHUB_OUTPUT:
+ *   stage (`staging`, `prod`: what `npm run readiness` and `npm run preflight` take as --stage),
+ *   selector (`Staging/*`: the data stack and the service stack, in order), account-selector (the
+ *   account stack it deploys into, deployed first), stack-name (`Staging-PetStore`), data-stack-name
+ *   (`Staging-PetStoreData`), preview-environment (only for a stage deployed after an approval: the
+ *   GitHub environment of the job that checks it and shows its diff before the approval is
+ *   requested, `production-preview`), and with --outputs-file (written by `cdk deploy
+ *   --outputs-file`) base-url, the stage's BaseUrl output.
+ * The names come from infra/deployment.ts, so the workflows spell none of them.
  */
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -68,6 +72,8 @@ export function deliveryStageLines(argv: readonly string[], readFile: (path: str
     `selector=${stage.id}/*`,
     `account-selector=${accountStackSelector(stage)}`,
     `stack-name=${stage.stackName}`,
+    `data-stack-name=${stage.dataStackName}`,
+    ...(stage.previewEnvironment === undefined ? [] : [`preview-environment=${stage.previewEnvironment}`]),
   ];
   const outputsFile = parsed.values["outputs-file"];
   if (outputsFile !== undefined) {

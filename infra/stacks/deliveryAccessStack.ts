@@ -12,11 +12,21 @@
  * one stack with both roles, for one account holding both stages (docs/delivery.md says what the
  * staging role can reach then).
  */
-import { CfnOutput, DefaultStackSynthesizer, Duration, Fn, Stack, type StackProps } from "aws-cdk-lib";
+import {
+  ArnFormat,
+  CfnOutput,
+  DefaultStackSynthesizer,
+  Duration,
+  Fn,
+  Stack,
+  type StackProps,
+  Validations,
+} from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
-import { type DeployedStage, type DeployedStageName, deployedStages } from "../deployment";
-import type { StageSettings } from "../settings";
+import { ACCOUNT_STACK_NAME, type DeployedStage, type DeployedStageName, deployedStages } from "../deployment";
+import { contextKey, type StageSettings } from "../settings";
+import { costTags, tagResources } from "../tags";
 
 /** GitHub's token issuer; IAM names the token's claims after it (`<host>:aud`, `<host>:sub`). */
 export const GITHUB_OIDC_HOST = "token.actions.githubusercontent.com";
@@ -39,7 +49,12 @@ export const DELIVERY_ACCESS_STACK_NAME = "PetStore-DeliveryAccess";
  */
 export const DEPLOY_SESSION_DURATION = Duration.hours(2);
 
-/** The cdk context keys (`npx cdk deploy PetStore-DeliveryAccess -c githubRepository=owner/repo`). */
+/**
+ * The cdk context keys (`npx cdk deploy PetStore-DeliveryAccess -c githubRepository=owner/repo`).
+ * An existing OIDC provider is a setting of each stage's account (`<stage>:githubOidcProviderArn`,
+ * infra/settings.ts); the old app-wide `githubOidcProviderArn` gave every account the same ARN and
+ * is refused.
+ */
 export const DELIVERY_CONTEXT = {
   githubRepository: "githubRepository",
   githubOidcProviderArn: "githubOidcProviderArn",
@@ -54,8 +69,6 @@ export interface DeliveryAccessConfig {
    * with their numeric ids that the repository's OIDC settings show.
    */
   readonly githubRepository: string;
-  /** An account has one GitHub OIDC provider: give its ARN when it already exists. */
-  readonly existingOidcProviderArn?: string;
   /** Qualifier of the `cdk bootstrap` the stages deploy through (default hnb659fds). */
   readonly bootstrapQualifier: string;
   /** The stages to make deploy roles for (default: all). */
@@ -66,8 +79,6 @@ export class DeliveryConfigError extends Error {}
 
 /** GitHub owner and repository names, optionally each with an immutable id; no wildcard, no `:`. */
 const REPOSITORY_PATTERN = /^[A-Za-z0-9-]+(@[0-9]+)?\/[A-Za-z0-9._-]+(@[0-9]+)?$/;
-const OIDC_PROVIDER_ARN_PATTERN =
-  /^arn:aws[a-z-]*:iam::[0-9]{12}:oidc-provider\/token\.actions\.githubusercontent\.com$/;
 /** What `cdk bootstrap --qualifier` accepts. */
 const QUALIFIER_PATTERN = /^[A-Za-z0-9_-]{1,10}$/;
 
@@ -79,23 +90,15 @@ export function deliveryAccessConfigFromContext(
   tryGetContext: (key: string) => unknown,
 ): DeliveryAccessConfig | undefined {
   const repository = tryGetContext(DELIVERY_CONTEXT.githubRepository);
-  const providerArn = tryGetContext(DELIVERY_CONTEXT.githubOidcProviderArn);
-  if (repository === undefined) {
-    if (providerArn !== undefined) {
-      throw new DeliveryConfigError(
-        `${DELIVERY_CONTEXT.githubOidcProviderArn} is set but ${DELIVERY_CONTEXT.githubRepository} is not: name the repository too (-c ${DELIVERY_CONTEXT.githubRepository}=owner/repo).`,
-      );
-    }
-    return undefined;
+  if (tryGetContext(DELIVERY_CONTEXT.githubOidcProviderArn) !== undefined) {
+    throw new DeliveryConfigError(
+      `${DELIVERY_CONTEXT.githubOidcProviderArn} would apply to every account; an account's existing provider is a setting of the stage(s) in that account: set ${contextKey("staging", "githubOidcProviderArn")} and/or ${contextKey("prod", "githubOidcProviderArn")} in cdk.json instead.`,
+    );
   }
+  if (repository === undefined) return undefined;
   if (typeof repository !== "string" || !REPOSITORY_PATTERN.test(repository)) {
     throw new DeliveryConfigError(
       `${DELIVERY_CONTEXT.githubRepository} must be owner/repo as the OIDC sub claim names it, not ${JSON.stringify(repository)}.`,
-    );
-  }
-  if (providerArn !== undefined && (typeof providerArn !== "string" || !OIDC_PROVIDER_ARN_PATTERN.test(providerArn))) {
-    throw new DeliveryConfigError(
-      `${DELIVERY_CONTEXT.githubOidcProviderArn} must be the ARN of an IAM OIDC provider for ${GITHUB_OIDC_HOST}, not ${JSON.stringify(providerArn)}.`,
     );
   }
   const qualifier = tryGetContext(DELIVERY_CONTEXT.bootstrapQualifier) ?? DefaultStackSynthesizer.DEFAULT_QUALIFIER;
@@ -106,7 +109,6 @@ export function deliveryAccessConfigFromContext(
   }
   return {
     githubRepository: repository,
-    ...(providerArn === undefined ? {} : { existingOidcProviderArn: providerArn }),
     bootstrapQualifier: qualifier,
     stages: Object.values(deployedStages),
   };
@@ -120,6 +122,51 @@ export function deliveryAccessConfigFromContext(
  */
 export function githubEnvironmentSubject(repository: string, environment: string): string {
   return `repo:${repository}:environment:${environment}`;
+}
+
+/**
+ * cdk-nag's AwsSolutions-IAM5 flags every resource with a `*` in the pre-flight statements: a stack's
+ * ARN ends in the id CloudFormation generates (`stack/<name>/*`), a function's name in the suffix it
+ * generates, and lambda:GetAccountSettings accepts no resource but `*`. Each is acknowledged on the
+ * role, by the finding's own id (cdk-nag writes an intrinsic as `<Ref>`).
+ */
+function acknowledgePreflightWildcards(role: iam.Role): void {
+  const stack = Stack.of(role);
+  const render = (value: unknown): string => {
+    const resolved = stack.resolve(value) as unknown;
+    if (typeof resolved === "string") return resolved;
+    const join = (resolved as { "Fn::Join"?: [string, unknown[]] })["Fn::Join"];
+    if (join)
+      return join[1]
+        .map((part) => (typeof part === "string" ? part : `<${(part as { Ref: string }).Ref}>`))
+        .join(join[0]);
+    return JSON.stringify(resolved);
+  };
+  const document = (
+    stack.resolve((role.node.defaultChild as iam.CfnRole).policies) as {
+      policyName: string;
+      policyDocument: { Statement: { Resource: unknown }[] };
+    }[]
+  ).find((policy) => policy.policyName === "Preflight");
+  const wildcards = new Set(
+    (document?.policyDocument.Statement ?? [])
+      .flatMap((statement) => [statement.Resource].flat())
+      .map(render)
+      .filter((resource) => resource.includes("*")),
+  );
+  Validations.of(role).acknowledge(
+    ...[...wildcards].map((resource) => ({
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::${resource}]`,
+      reason:
+        "Read-only pre-flight calls (npm run preflight): a stack ARN ends in the id CloudFormation generates, a function name in the suffix it generates, and lambda:GetAccountSettings has no resource but *.",
+    })),
+  );
+}
+
+/** The bootstrap's lookup role (ReadOnlyAccess, kms:Decrypt denied) in a stage's account and region. */
+function lookupRoleArn(qualifier: string, region: string | undefined) {
+  const qualified = DefaultStackSynthesizer.DEFAULT_LOOKUP_ROLE_ARN.replaceAll(`\${Qualifier}`, qualifier);
+  return Fn.sub(region === undefined ? qualified : qualified.replaceAll(`\${AWS::Region}`, region));
 }
 
 /**
@@ -144,6 +191,92 @@ export interface DeliveryAccessStackProps extends StackProps {
   readonly config: DeliveryAccessConfig;
   /** The region each stage is pinned to, if any: its role may assume that region's bootstrap roles. */
   readonly stageRegions?: Readonly<Partial<Record<DeployedStageName, string>>>;
+  /** The stages' settings: the pre-flight checks read the certificate and zone they name. */
+  readonly stageSettings?: Readonly<Partial<Record<DeployedStageName, StageSettings>>>;
+  /** The account's GitHub OIDC provider when it has one already (an account holds one). */
+  readonly existingOidcProviderArn?: string;
+}
+
+/**
+ * The read-only calls `npm run preflight` makes for a stage (scripts/preflight), on exactly the
+ * stage's stacks, certificate and zone where the action allows a resource: the deploy job runs it
+ * before `cdk deploy`, and the preview job before production's approval is requested.
+ */
+export function preflightStatements(
+  scope: Construct,
+  stage: DeployedStage,
+  settings: StageSettings | undefined,
+  region: string | undefined,
+): iam.PolicyStatement[] {
+  const stack = Stack.of(scope);
+  const inRegion = (service: string, resource: string, resourceName: string, arnFormat?: ArnFormat) =>
+    stack.formatArn({
+      service,
+      resource,
+      resourceName,
+      ...(region === undefined ? {} : { region }),
+      ...(arnFormat === undefined ? {} : { arnFormat }),
+    });
+  const customDomain = settings?.customDomain;
+  return [
+    new iam.PolicyStatement({
+      sid: "PreflightStacks",
+      actions: ["cloudformation:DescribeStacks", "cloudformation:ListStackResources"],
+      resources: [stage.dataStackName, stage.stackName, ACCOUNT_STACK_NAME].map((name) =>
+        inRegion("cloudformation", "stack", `${name}/*`),
+      ),
+    }),
+    new iam.PolicyStatement({
+      sid: "PreflightFunctionConcurrency",
+      actions: ["lambda:GetFunctionConcurrency"],
+      // CloudFormation names a function `<stack name>-<logical id>-<suffix>`.
+      resources: [inRegion("lambda", "function", `${stage.stackName}-*`, ArnFormat.COLON_RESOURCE_NAME)],
+    }),
+    new iam.PolicyStatement({
+      sid: "PreflightAccountSettings",
+      // Neither supports a resource narrower than the account's settings themselves.
+      actions: ["lambda:GetAccountSettings"],
+      resources: ["*"],
+    }),
+    new iam.PolicyStatement({
+      sid: "PreflightApiGatewayAccount",
+      actions: ["apigateway:GET"],
+      resources: [
+        stack.formatArn({
+          service: "apigateway",
+          account: "",
+          resource: "/account",
+          ...(region === undefined ? {} : { region }),
+        }),
+      ],
+    }),
+    ...(customDomain
+      ? [
+          new iam.PolicyStatement({
+            sid: "PreflightCertificate",
+            actions: ["acm:DescribeCertificate"],
+            resources: [customDomain.certificateArn],
+          }),
+        ]
+      : []),
+    ...(customDomain?.hostedZone
+      ? [
+          new iam.PolicyStatement({
+            sid: "PreflightHostedZone",
+            actions: ["route53:GetHostedZone", "route53:ListResourceRecordSets"],
+            resources: [
+              stack.formatArn({
+                service: "route53",
+                region: "",
+                account: "",
+                resource: "hostedzone",
+                resourceName: customDomain.hostedZone.id,
+              }),
+            ],
+          }),
+        ]
+      : []),
+  ];
 }
 
 export class DeliveryAccessStack extends Stack {
@@ -159,8 +292,8 @@ export class DeliveryAccessStack extends Stack {
     // https://docs.aws.amazon.com/IAM/latest/APIReference/API_UpdateOpenIDConnectProviderThumbprint.html;
     // https://github.com/aws-actions/configure-aws-credentials/issues/763). The native resource
     // needs no custom-resource Lambda function.
-    const provider = config.existingOidcProviderArn
-      ? iam.OidcProviderNative.fromOidcProviderArn(this, "GitHubOidcProvider", config.existingOidcProviderArn)
+    const provider = props.existingOidcProviderArn
+      ? iam.OidcProviderNative.fromOidcProviderArn(this, "GitHubOidcProvider", props.existingOidcProviderArn)
       : new iam.OidcProviderNative(this, "GitHubOidcProvider", {
           url: `https://${GITHUB_OIDC_HOST}`,
           clientIds: [GITHUB_OIDC_AUDIENCE],
@@ -188,15 +321,77 @@ export class DeliveryAccessStack extends Stack {
               }),
             ],
           }),
+          Preflight: new iam.PolicyDocument({
+            statements: preflightStatements(
+              this,
+              stage,
+              props.stageSettings?.[stage.stage],
+              props.stageRegions?.[stage.stage],
+            ),
+          }),
         },
       });
+      const region = props.stageRegions?.[stage.stage];
+      acknowledgePreflightWildcards(role);
       roles.set(stage.githubEnvironment, role);
       new CfnOutput(this, `${stage.id}DeployRoleArn`, {
         value: role.roleArn,
         description: `Variable AWS_DEPLOY_ROLE_ARN of the GitHub environment ${stage.githubEnvironment}`,
       });
+      const { previewEnvironment } = stage;
+      if (previewEnvironment) {
+        roles.set(
+          previewEnvironment,
+          this.previewRole(config, provider.oidcProviderArn, { ...stage, previewEnvironment }, props, region),
+        );
+      }
     }
     this.deployRoles = roles;
+  }
+
+  /**
+   * The role of the job that runs before a stage's approval is requested (`production-preview`):
+   * read-only, so an unreviewed job may hold it. It runs the pre-flight checks and assumes the CDK
+   * lookup role (read-only by the bootstrap's design), which `cdk diff --method template` uses to
+   * read the deployed template: the approver sees production's diff even when production is in an
+   * account no staging credential can reach.
+   */
+  private previewRole(
+    config: DeliveryAccessConfig,
+    providerArn: string,
+    stage: DeployedStage & { previewEnvironment: string },
+    props: DeliveryAccessStackProps,
+    region: string | undefined,
+  ): iam.Role {
+    const role = new iam.Role(this, `${stage.id}PreviewRole`, {
+      description: `Read-only preview of ${stage.stackName} before its approval, from ${config.githubRepository}, environment ${stage.previewEnvironment}`,
+      maxSessionDuration: Duration.hours(1),
+      assumedBy: new iam.WebIdentityPrincipal(providerArn, {
+        StringEquals: {
+          [`${GITHUB_OIDC_HOST}:aud`]: GITHUB_OIDC_AUDIENCE,
+          [`${GITHUB_OIDC_HOST}:sub`]: githubEnvironmentSubject(config.githubRepository, stage.previewEnvironment),
+        },
+      }),
+      inlinePolicies: {
+        AssumeCdkLookupRole: new iam.PolicyDocument({
+          statements: [
+            new iam.PolicyStatement({
+              actions: ["sts:AssumeRole"],
+              resources: [lookupRoleArn(config.bootstrapQualifier, region)],
+            }),
+          ],
+        }),
+        Preflight: new iam.PolicyDocument({
+          statements: preflightStatements(this, stage, props.stageSettings?.[stage.stage], region),
+        }),
+      },
+    });
+    acknowledgePreflightWildcards(role);
+    new CfnOutput(this, `${stage.id}PreviewRoleArn`, {
+      value: role.roleArn,
+      description: `Variable AWS_PREVIEW_ROLE_ARN of the GitHub environment ${stage.previewEnvironment}`,
+    });
+    return role;
   }
 }
 
@@ -235,15 +430,28 @@ export function addDeliveryAccessStacks(
       }),
     );
     const region = stages.map((stage) => settingsOf(stage).region).find((candidate) => candidate !== undefined);
-    return new DeliveryAccessStack(scope, deliveryAccessStackId(account), {
+    const providers = [...new Set(stages.flatMap((stage) => settingsOf(stage).githubOidcProviderArn ?? []))];
+    if (providers.length > 1) {
+      throw new DeliveryConfigError(
+        `${stages.map((stage) => contextKey(stage.stage, "githubOidcProviderArn")).join(" and ")} name different providers, but the stages share one account, which holds one GitHub OIDC provider.`,
+      );
+    }
+    const [existingOidcProviderArn] = providers;
+    const tags = costTags(stages.map((stage) => stage.stage));
+    const stack = new DeliveryAccessStack(scope, deliveryAccessStackId(account), {
+      tags,
       stackName: DELIVERY_ACCESS_STACK_NAME,
       config: { ...config, stages },
       stageRegions: regions,
+      stageSettings: Object.fromEntries(stages.map((stage) => [stage.stage, settingsOf(stage)])),
+      ...(existingOidcProviderArn === undefined ? {} : { existingOidcProviderArn }),
       ...(account === undefined ? {} : { env: { account, ...(region === undefined ? {} : { region }) } }),
       description:
         account === undefined
           ? "GitHub Actions OIDC deploy roles of the Pet Store API stages"
           : `GitHub Actions OIDC deploy roles of the Pet Store API stages in account ${account}: ${stages.map((stage) => stage.stage).join(", ")}`,
     });
+    tagResources(stack, tags);
+    return stack;
   });
 }

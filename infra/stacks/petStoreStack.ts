@@ -14,13 +14,15 @@ import * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Construct } from "constructs";
 import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
-import { petTable, type TableArea, TTL_ATTRIBUTE, tableAreas } from "../../lib/db/table";
+import { type TableArea, tableAreas } from "../../lib/db/table";
 import type { LogLevel } from "../../lib/observability/logger";
 import { API_BASE_PATH, type DynamoAction, type RouteDefinition, routeList } from "../../lib/routes";
-import type { StageConfig } from "../config";
+import { BACKGROUND_RESERVED_CONCURRENCY, type StageConfig } from "../config";
 import { STACK_OUTPUTS } from "../deployment";
+import { costTags, tagResources } from "../tags";
 import { accessLogFormat } from "./accessLog";
 import { CustomDomain } from "./customDomain";
+import { PetStoreDataStack } from "./dataStack";
 import { EdgeProtection } from "./edgeProtection";
 import { cdkBundling } from "./functionBundling";
 import { GatewayErrors } from "./gatewayErrors";
@@ -41,7 +43,6 @@ export interface PetStoreStackProps extends StackProps {
   readonly acknowledgeNagFindings?: boolean;
 }
 
-const keyType = (type: "S" | "N") => (type === "S" ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER);
 const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
 /** Lambda's filter for the functions' own log lines, at the level the functions log at. */
@@ -57,7 +58,8 @@ const applicationLogLevels: Record<LogLevel, lambda.ApplicationLogLevel> = {
 const KEY_LOOKUP: Partial<Record<TableArea, readonly DynamoAction[]>> = { apiKeys: ["dynamodb:GetItem"] };
 
 export class PetStoreStack extends Stack {
-  readonly table: dynamodb.TableV2;
+  /** The stage's table, in its data stack (./dataStack.ts), found by its fixed name. */
+  readonly table: dynamodb.ITableV2;
   readonly api: apigateway.RestApi;
   readonly functions: Record<string, NodejsFunction> = {};
   /** Each function's `live` alias, by operation id: what API Gateway invokes. */
@@ -78,24 +80,8 @@ export class PetStoreStack extends Stack {
       removalPolicy: config.logRemovalPolicy,
     });
 
-    this.table = new dynamodb.TableV2(this, "Table", {
-      partitionKey: { name: petTable.partitionKey.name, type: keyType(petTable.partitionKey.type) },
-      sortKey: { name: petTable.sortKey.name, type: keyType(petTable.sortKey.type) },
-      billing: dynamodb.Billing.onDemand(),
-      globalSecondaryIndexes: petTable.globalSecondaryIndexes.map((index) => ({
-        indexName: index.indexName,
-        partitionKey: { name: index.partitionKey.name, type: keyType(index.partitionKey.type) },
-        sortKey: { name: index.sortKey.name, type: keyType(index.sortKey.type) },
-        projectionType: dynamodb.ProjectionType.ALL,
-      })),
-      pointInTimeRecoverySpecification: {
-        pointInTimeRecoveryEnabled: true,
-        recoveryPeriodInDays: config.table.pointInTimeRecoveryDays,
-      },
-      deletionProtection: config.table.deletionProtection,
-      removalPolicy: config.table.removalPolicy,
-      timeToLiveAttribute: TTL_ATTRIBUTE,
-    });
+    // By name, not by a cross-stack reference: nothing here can make CloudFormation replace it.
+    this.table = dynamodb.TableV2.fromTableName(this, "Table", config.tableName);
 
     const accessLogs = this.logs.logGroup(this, "AccessLogs");
     const { customDomain } = config.settings;
@@ -205,6 +191,7 @@ export class PetStoreStack extends Stack {
       monitoring,
       alarm: config.monitoring.syntheticCheck,
       logs: this.logs,
+      reservedConcurrency: BACKGROUND_RESERVED_CONCURRENCY,
       applicationLogLevel: applicationLogLevels[config.functions.logLevel],
       runsAfter: [this.api.deploymentStage, ...(this.customDomain ? [this.customDomain] : [])],
       projectRoot,
@@ -273,6 +260,8 @@ export class PetStoreStack extends Stack {
         LOG_LEVEL: config.functions.logLevel,
       },
       bundling: cdkBundling(),
+      // Its share of the account's concurrency, and its ceiling (infra/config.ts).
+      reservedConcurrentExecutions: config.functions.reservedConcurrency,
     });
     for (const statement of this.tableAccess({ ...route.dynamoAccess, ...KEY_LOOKUP }))
       role.addToPrincipalPolicy(statement);
@@ -337,6 +326,8 @@ export interface PetStoreStageProps extends StageProps {
  */
 export class PetStoreStage extends Stage {
   readonly stack: PetStoreStack;
+  /** The stage's data (the table), created before `stack` (./dataStack.ts). */
+  readonly dataStack: PetStoreDataStack;
   readonly config: StageConfig;
 
   constructor(scope: Construct, id: string, props: PetStoreStageProps) {
@@ -346,12 +337,26 @@ export class PetStoreStage extends Stage {
       env: { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) },
     });
     this.config = props.config;
+    // Cost per stage (../tags.ts): on each stack, and on every taggable resource in the templates.
+    const tags = costTags([props.config.stage]);
+    this.dataStack = new PetStoreDataStack(this, "PetStoreData", {
+      config: props.config,
+      stackName: props.config.dataStackName,
+      description: `Pet Store API, ${props.config.stage} stage: data (the table)`,
+      terminationProtection: props.config.terminationProtection,
+      tags,
+    });
     this.stack = new PetStoreStack(this, "PetStore", {
       config: props.config,
       ...(props.acknowledgeNagFindings === undefined ? {} : { acknowledgeNagFindings: props.acknowledgeNagFindings }),
       stackName: props.config.stackName,
       description: `Pet Store API, ${props.config.stage} stage`,
-      terminationProtection: props.config.terminationProtection,
+      // No termination protection: the service stack holds no data, and a failed first create must
+      // be retried by running the same deploy (props.config.terminationProtection protects the data).
+      terminationProtection: false,
+      tags,
     });
+    this.stack.addDependency(this.dataStack, "the table exists before the functions that use it");
+    tagResources(this, tags);
   }
 }

@@ -37,6 +37,8 @@ export interface SyntheticCheckProps {
   readonly alarm: MonitoringConfig["syntheticCheck"];
   /** The level of the functions' own log lines, as for the API functions. */
   readonly applicationLogLevel: lambda.ApplicationLogLevel;
+  /** Each of its functions' reserved concurrency: one run at a time is all they need (infra/config.ts). */
+  readonly reservedConcurrency: number;
   /** The stage's log groups (encrypted, kept as the stage's logs are). */
   readonly logs: StageLogs;
   /** What must exist before the first run (the API's deployment stage). */
@@ -220,6 +222,7 @@ export class SyntheticCheck extends Construct {
       description: options.description,
       // Invoked asynchronously (by the schedule or CloudFormation), where a retry helps nobody.
       retryAttempts: 0,
+      reservedConcurrentExecutions: props.reservedConcurrency,
       ...(options.environment ? { environment: options.environment } : {}),
       bundling: cdkBundling(),
     });

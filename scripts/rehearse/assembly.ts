@@ -32,6 +32,8 @@ export interface AssemblyStack {
   readonly assets: ReadonlyMap<string, string>;
   /** Logical id → construct path, from the stack's metadata (empty when none was written). */
   readonly constructPaths: ReadonlyMap<string, string>;
+  /** Artifact ids of what the CLI deploys before this stack (a stage's data stack, asset manifests). */
+  readonly dependencies: readonly string[];
 }
 
 export class AssemblyError extends Error {
@@ -45,6 +47,7 @@ interface Manifest {
       type: string;
       environment?: string;
       displayName?: string;
+      dependencies?: string[];
       properties?: Record<string, unknown>;
       additionalMetadataFile?: string;
       metadata?: Record<string, { type: string; data: unknown }[]>;
@@ -122,6 +125,7 @@ function readStacks(dir: string): AssemblyStack[] {
       templateFile,
       assets,
       constructPaths,
+      dependencies: artifact.dependencies ?? [],
     });
   }
   return stacks;

@@ -217,18 +217,16 @@ function hashKeyOf(
   tableName: string,
   indexName?: string,
 ): { key?: string; tableLogicalId?: string } {
-  for (const type of ["AWS::DynamoDB::GlobalTable", "AWS::DynamoDB::Table"]) {
-    for (const [logicalId, table] of resourcesOf(resolver.stack.template, type)) {
-      if (resolver.ref(logicalId) !== tableName) continue;
-      const schema = indexName
-        ? (
-            table.Properties?.GlobalSecondaryIndexes as
-              | { IndexName: string; KeySchema: { AttributeName: string; KeyType: string }[] }[]
-              | undefined
-          )?.find((index) => index.IndexName === indexName)?.KeySchema
-        : (table.Properties?.KeySchema as { AttributeName: string; KeyType: string }[] | undefined);
-      return { key: schema?.find((entry) => entry.KeyType === "HASH")?.AttributeName, tableLogicalId: logicalId };
-    }
+  for (const { logicalId, resource: table, resolver: owner } of resolver.tables()) {
+    if (owner.ref(logicalId) !== tableName) continue;
+    const schema = indexName
+      ? (
+          table.Properties?.GlobalSecondaryIndexes as
+            | { IndexName: string; KeySchema: { AttributeName: string; KeyType: string }[] }[]
+            | undefined
+        )?.find((index) => index.IndexName === indexName)?.KeySchema
+      : (table.Properties?.KeySchema as { AttributeName: string; KeyType: string }[] | undefined);
+    return { key: schema?.find((entry) => entry.KeyType === "HASH")?.AttributeName, tableLogicalId: logicalId };
   }
   return {};
 }

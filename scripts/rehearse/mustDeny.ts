@@ -11,24 +11,19 @@ export function mustDenyRequests(
   stage: StageRehearsal,
   stageStacks: readonly AssemblyStack[],
   apiKeyPartition: string,
+  /** Every stack of the assembly: other stages keep their tables in data stacks of their own. */
+  allStacks: readonly AssemblyStack[] = stageStacks,
 ): { roleLogicalId: string | undefined; request: IamRequest }[] {
   const { resolver, stack } = stage;
   const { template } = stack;
-  const tables = [
-    ...resourcesOf(template, "AWS::DynamoDB::GlobalTable"),
-    ...resourcesOf(template, "AWS::DynamoDB::Table"),
-  ];
-  const tableArns = tables.map(([logicalId]) => resolver.getAtt(logicalId, "Arn"));
+  const tableArns = resolver.tables().map((table) => table.resolver.getAtt(table.logicalId, "Arn"));
   const otherTables = [
     `arn:aws:dynamodb:${stack.region}:${stack.account}:table/another-table`,
     ...stageStacks
       .filter((other) => other !== stack)
       .flatMap((other) => {
-        const otherStage = new (resolver.constructor as typeof import("./resolve").Resolver)(other, stageStacks);
-        return [
-          ...resourcesOf(other.template, "AWS::DynamoDB::GlobalTable"),
-          ...resourcesOf(other.template, "AWS::DynamoDB::Table"),
-        ].map(([logicalId]) => otherStage.getAtt(logicalId, "Arn"));
+        const otherStage = new (resolver.constructor as typeof import("./resolve").Resolver)(other, allStacks);
+        return otherStage.tables().map((table) => table.resolver.getAtt(table.logicalId, "Arn"));
       }),
   ];
   const apiAliases = new Set(stage.api ? [...stage.aliases.keys()] : []);

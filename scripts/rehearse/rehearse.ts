@@ -104,7 +104,12 @@ export async function rehearseAssembly(directory: string, options: RehearseOptio
           }
         }
         const mustDeny: Decision[] = [];
-        for (const { roleLogicalId, request } of mustDenyRequests(stage, stageStacks, itemKeys.apiKeyPartition)) {
+        for (const { roleLogicalId, request } of mustDenyRequests(
+          stage,
+          stageStacks,
+          itemKeys.apiKeyPartition,
+          stacks,
+        )) {
           mustDeny.push(await evaluateForFunction(stage, roleLogicalId, request));
         }
         stages.push({

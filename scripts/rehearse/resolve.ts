@@ -6,7 +6,7 @@
  * logs key's `log-group:<stack name>-*` rely on).
  */
 import { createHash } from "node:crypto";
-import type { AssemblyStack, CfnResource } from "./assembly";
+import { type AssemblyStack, type CfnResource, resourcesOf } from "./assembly";
 
 export class ResolveError extends Error {
   override readonly name = "ResolveError";
@@ -28,6 +28,23 @@ export class Resolver {
   }
   get region() {
     return this.stack.region;
+  }
+
+  /**
+   * The tables this stack's functions use: its own and those of the stacks it is deployed after (a
+   * stage keeps its table in a data stack of its own), each with the resolver of its stack.
+   */
+  tables(): { logicalId: string; resource: CfnResource; resolver: Resolver }[] {
+    const owners = [
+      this.stack,
+      ...this.allStacks.filter((other) => this.stack.dependencies.includes(other.artifactId)),
+    ];
+    return owners.flatMap((owner) => {
+      const resolver = owner === this.stack ? this : new Resolver(owner, this.allStacks);
+      return ["AWS::DynamoDB::GlobalTable", "AWS::DynamoDB::Table"].flatMap((type) =>
+        resourcesOf(owner.template, type).map(([logicalId, resource]) => ({ logicalId, resource, resolver })),
+      );
+    });
   }
 
   private resource(logicalId: string): CfnResource {

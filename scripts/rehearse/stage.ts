@@ -131,27 +131,25 @@ export class StageRehearsal {
       endpoint: this.standIn.dynamoEndpoint,
       credentials: { accessKeyId: "rehearsal-setup", secretAccessKey: "rehearsal-setup" },
     });
-    for (const type of ["AWS::DynamoDB::GlobalTable", "AWS::DynamoDB::Table"]) {
-      for (const [logicalId, table] of resourcesOf(template, type)) {
-        const p = this.resolver.resolve(table.Properties ?? {}) as Record<string, unknown>;
-        await dynamo.send(
-          new CreateTableCommand({
-            TableName: this.resolver.ref(logicalId),
-            AttributeDefinitions: p.AttributeDefinitions as never,
-            KeySchema: p.KeySchema as never,
-            BillingMode: "PAY_PER_REQUEST",
-            ...(p.GlobalSecondaryIndexes
-              ? {
-                  GlobalSecondaryIndexes: (p.GlobalSecondaryIndexes as Record<string, unknown>[]).map((index) => ({
-                    IndexName: index.IndexName as string,
-                    KeySchema: index.KeySchema as never,
-                    Projection: index.Projection as never,
-                  })),
-                }
-              : {}),
-          }),
-        );
-      }
+    for (const { logicalId, resource: table, resolver } of this.resolver.tables()) {
+      const p = resolver.resolve(table.Properties ?? {}) as Record<string, unknown>;
+      await dynamo.send(
+        new CreateTableCommand({
+          TableName: resolver.ref(logicalId),
+          AttributeDefinitions: p.AttributeDefinitions as never,
+          KeySchema: p.KeySchema as never,
+          BillingMode: "PAY_PER_REQUEST",
+          ...(p.GlobalSecondaryIndexes
+            ? {
+                GlobalSecondaryIndexes: (p.GlobalSecondaryIndexes as Record<string, unknown>[]).map((index) => ({
+                  IndexName: index.IndexName as string,
+                  KeySchema: index.KeySchema as never,
+                  Projection: index.Projection as never,
+                })),
+              }
+            : {}),
+        }),
+      );
     }
     dynamo.destroy();
     for (const [logicalId] of resourcesOf(template, "AWS::SecretsManager::Secret")) {

@@ -36,6 +36,12 @@ export function synthesizedStages(
       if (!stage) throw new Error(`no stage ${id}`);
       return Template.fromStack(stage.stack);
     },
+    /** The stage's data stack (its table): infra/stacks/dataStack.ts. */
+    dataTemplate: (id: string) => {
+      const stage = stages.find((candidate) => candidate.node.id === id);
+      if (!stage) throw new Error(`no stage ${id}`);
+      return Template.fromStack(stage.dataStack);
+    },
     /** Findings as `<pack>::<rule>` at construct paths, from the validation report. */
     findings: (): { id: string; path: string }[] => {
       const report = JSON.parse(readFileSync(join(outdir, "validation-report.json"), "utf8")) as {

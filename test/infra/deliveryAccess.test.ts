@@ -54,6 +54,17 @@ function deployRoleOf(template: Template, stageId: string): [string, Resource] {
   return roles[0] as [string, Resource];
 }
 
+type Statement = { Action: string | string[] };
+const actionsOf = (statements: Statement[]) => statements.flatMap((statement) => [statement.Action].flat()).sort();
+/** What npm run preflight calls (scripts/preflight/checks.ts): reads only. */
+const preflightActions = [
+  "apigateway:GET",
+  "cloudformation:DescribeStacks",
+  "cloudformation:ListStackResources",
+  "lambda:GetAccountSettings",
+  "lambda:GetFunctionConcurrency",
+];
+
 const bootstrapRole = (qualifier: string, kind: string) => ({
   "Fn::Sub": `arn:\${AWS::Partition}:iam::\${AWS::AccountId}:role/cdk-${qualifier}-${kind}-role-\${AWS::AccountId}-\${AWS::Region}`,
 });
@@ -87,10 +98,10 @@ describe("delivery access stack: GitHub's OIDC provider", () => {
     });
   });
 
-  it("uses an existing provider instead when its ARN is given (an account has only one)", () => {
+  it("uses an existing provider instead when a stage of the account names it (an account has only one)", () => {
     const existing = synthesizeDeliveryAccess({
       githubRepository: repository,
-      githubOidcProviderArn: existingProviderArn,
+      "prod:githubOidcProviderArn": existingProviderArn,
     }).template();
 
     expect(resourcesOfType(existing, "AWS::IAM::OIDCProvider")).toEqual([]);
@@ -103,12 +114,39 @@ describe("delivery access stack: GitHub's OIDC provider", () => {
 });
 
 describe("delivery access stack: one deploy role per stage", () => {
-  const { template, failure } = synthesizeDeliveryAccess({ githubRepository: repository });
+  const {
+    template,
+    failure,
+    stack: stackOf,
+  } = (() => {
+    const synthesized = synthesizeDeliveryAccess({ githubRepository: repository });
+    return { ...synthesized, stack: () => synthesized.stack };
+  })();
 
-  it("holds nothing but the provider and one role per stage", () => {
+  it("holds nothing but the provider, one deploy role per stage and production's read-only preview role", () => {
     const types = Object.values(template().Resources).map((resource) => resource.Type);
 
-    expect(types.sort()).toEqual(["AWS::IAM::OIDCProvider", "AWS::IAM::Role", "AWS::IAM::Role"]);
+    expect(types.sort()).toEqual(["AWS::IAM::OIDCProvider", "AWS::IAM::Role", "AWS::IAM::Role", "AWS::IAM::Role"]);
+  });
+
+  it("lets the production-preview environment only read: the pre-flight calls and assuming the CDK lookup role", () => {
+    const roles = resourcesOfType(template(), "AWS::IAM::Role").filter(([logicalId]) =>
+      logicalId.startsWith("ProductionPreviewRole"),
+    );
+    expect(roles).toHaveLength(1);
+    const [logicalId, role] = roles[0] as [string, Resource];
+    const policies = role.Properties.Policies as { PolicyName: string; PolicyDocument: { Statement: Statement[] } }[];
+
+    expect(JSON.stringify(role.Properties.AssumeRolePolicyDocument)).toContain(
+      '"token.actions.githubusercontent.com:sub":"repo:octo-org/pets:environment:production-preview"',
+    );
+    expect(policies.map((policy) => policy.PolicyName)).toEqual(["AssumeCdkLookupRole", "Preflight"]);
+    expect(policies[0]?.PolicyDocument.Statement).toEqual([
+      { Effect: "Allow", Action: "sts:AssumeRole", Resource: bootstrapRole("hnb659fds", "lookup") },
+    ]);
+    expect(actionsOf(policies[1]?.PolicyDocument.Statement ?? [])).toEqual(preflightActions);
+    expect(role.Properties.MaxSessionDuration).toBe(3600);
+    expect(template().Outputs.ProductionPreviewRoleArn?.Value).toEqual({ "Fn::GetAtt": [logicalId, "Arn"] });
   });
 
   for (const stage of Object.values(deployedStages)) {
@@ -134,12 +172,18 @@ describe("delivery access stack: one deploy role per stage", () => {
       });
     });
 
-    it(`${stage.id}: may only assume the CDK bootstrap roles (deploy, publishing, lookup) of its account and region`, () => {
+    it(`${stage.id}: may only assume the CDK bootstrap roles (deploy, publishing, lookup) of its account and region, and make the pre-flight's read-only calls`, () => {
       const [, role] = deployRoleOf(template(), stage.id);
+      const [, preflight] = role.Properties.Policies as {
+        PolicyName: string;
+        PolicyDocument: { Statement: Statement[] };
+      }[];
 
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
       expect(role.Properties.PermissionsBoundary).toBeUndefined();
-      expect(role.Properties.Policies).toEqual([
+      expect(preflight?.PolicyName).toBe("Preflight");
+      expect(actionsOf(preflight?.PolicyDocument.Statement ?? [])).toEqual(preflightActions);
+      expect((role.Properties.Policies as unknown[]).slice(0, 1)).toEqual([
         {
           PolicyName: "AssumeCdkBootstrapRoles",
           PolicyDocument: {
@@ -199,8 +243,22 @@ describe("delivery access stack: one deploy role per stage", () => {
     );
   });
 
-  it("passes cdk-nag (AwsSolutions, Serverless) with nothing acknowledged", () => {
+  it("passes cdk-nag (AwsSolutions, Serverless), with only the pre-flight's unavoidable wildcards acknowledged", () => {
+    const acknowledged = stackOf()
+      .node.findAll()
+      .flatMap((construct) =>
+        construct.node.metadata
+          .filter((entry) => entry.type === "aws:cdk:acknowledged-rules")
+          .flatMap((entry) => Object.keys(entry.data as Record<string, string>)),
+      );
+
     expect(failure).toBeUndefined();
+    expect(acknowledged.length).toBeGreaterThan(0);
+    for (const id of acknowledged) {
+      expect(id).toMatch(
+        /^AwsSolutions::AwsSolutions-IAM5\[Resource::(\*|.*:stack\/[\w-]+\/\*|.*:function:[\w-]+-\*)\]$/,
+      );
+    }
   });
 
   it("is checked by cdk-nag: a managed policy on a deploy role fails synth", () => {
@@ -228,17 +286,28 @@ describe("delivery access configuration from cdk context", () => {
     expect(configFrom({ githubRepository })).toThrow(/githubRepository must be owner\/repo/);
   });
 
-  it("refuses a provider ARN that is not GitHub's issuer", () => {
+  it("refuses a provider ARN that is not GitHub's issuer, and one of another account than the stage's", () => {
+    const settings = (context: Record<string, string>) => () =>
+      buildApp({ stages: [], context: { githubRepository: repository, ...context } });
     expect(
-      configFrom({
-        githubRepository: repository,
-        githubOidcProviderArn: "arn:aws:iam::123456789012:oidc-provider/accounts.google.com",
+      settings({ "prod:githubOidcProviderArn": "arn:aws:iam::123456789012:oidc-provider/accounts.google.com" }),
+    ).toThrow(
+      "Invalid deployment setting context prod:githubOidcProviderArn: must be the ARN of the account's IAM OIDC provider for token.actions.githubusercontent.com.",
+    );
+    expect(
+      settings({
+        "prod:account": "222222222222",
+        "prod:region": "eu-west-1",
+        "prod:githubOidcProviderArn": existingProviderArn,
       }),
-    ).toThrow(/githubOidcProviderArn must be the ARN of an IAM OIDC provider for token.actions.githubusercontent.com/);
+    ).toThrow("prod:githubOidcProviderArn must be in the stage's account (prod:account)");
   });
 
-  it("refuses a provider ARN without a repository rather than ignoring it", () => {
-    expect(configFrom({ githubOidcProviderArn: existingProviderArn })).toThrow(/name the repository too/);
+  it("refuses the app-wide provider ARN, which gave every account the same provider", () => {
+    expect(configFrom({ githubRepository: repository, githubOidcProviderArn: existingProviderArn })).toThrow(
+      /githubOidcProviderArn would apply to every account; .* set staging:githubOidcProviderArn and\/or prod:githubOidcProviderArn in cdk\.json instead\./,
+    );
+    expect(configFrom({ githubOidcProviderArn: existingProviderArn })).toThrow(DeliveryConfigError);
   });
 
   it("refuses a bootstrap qualifier cdk bootstrap would not accept", () => {
@@ -298,13 +367,38 @@ describe("delivery access stacks: one per account, with only that account's stag
     ]);
     const [staging, production] = stacks.map(templateOf) as [Template, Template];
     expect(environmentsOf(staging)).toEqual(["repo:octo-org/pets:environment:staging"]);
-    expect(environmentsOf(production)).toEqual(["repo:octo-org/pets:environment:production"]);
+    expect(environmentsOf(production)).toEqual([
+      "repo:octo-org/pets:environment:production",
+      "repo:octo-org/pets:environment:production-preview",
+    ]);
     // Each role may assume the bootstrap roles of its own stage's region only.
     const [, productionRole] = deployRoleOf(production, "Production");
     expect(JSON.stringify(productionRole.Properties.Policies)).toContain(`deploy-role-\${AWS::AccountId}-us-east-2`);
     expect(JSON.stringify(productionRole.Properties.Policies)).not.toContain("AWS::Region");
     expect(Object.keys(staging.Outputs)).toEqual(["StagingDeployRoleArn"]);
-    expect(Object.keys(production.Outputs)).toEqual(["ProductionDeployRoleArn"]);
+    expect(Object.keys(production.Outputs)).toEqual(["ProductionDeployRoleArn", "ProductionPreviewRoleArn"]);
+  });
+
+  it("trusts each account's own existing OIDC provider, set per stage, and creates one only where none is named", () => {
+    const productionProvider = "arn:aws:iam::222222222222:oidc-provider/token.actions.githubusercontent.com";
+    const { stacks, templateOf } = build({
+      "staging:account": "111111111111",
+      "staging:region": "eu-west-1",
+      "prod:account": "222222222222",
+      "prod:region": "eu-west-1",
+      "prod:githubOidcProviderArn": productionProvider,
+    });
+    const [staging, production] = stacks.map(templateOf) as [Template, Template];
+    const principals = (template: Template) =>
+      resourcesOfType(template, "AWS::IAM::Role").map(
+        ([, role]) =>
+          (role.Properties.AssumeRolePolicyDocument as { Statement: { Principal: unknown }[] }).Statement[0]?.Principal,
+      );
+
+    expect(resourcesOfType(staging, "AWS::IAM::OIDCProvider")).toHaveLength(1);
+    expect(resourcesOfType(production, "AWS::IAM::OIDCProvider")).toEqual([]);
+    expect(principals(production)).toEqual([{ Federated: productionProvider }, { Federated: productionProvider }]);
+    expect(JSON.stringify(principals(staging))).not.toContain("222222222222");
   });
 
   it("keeps both roles in one stack when both stages are pinned to one account", () => {
@@ -318,6 +412,7 @@ describe("delivery access stacks: one per account, with only that account's stag
     expect(stacks.map((stack) => stack.node.id)).toEqual(["PetStore-DeliveryAccess-111111111111"]);
     expect(environmentsOf(templateOf(stacks[0] as DeliveryAccessStack)).sort()).toEqual([
       "repo:octo-org/pets:environment:production",
+      "repo:octo-org/pets:environment:production-preview",
       "repo:octo-org/pets:environment:staging",
     ]);
   });

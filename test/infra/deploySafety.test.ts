@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../infra/app";
 import { ACCOUNT_STACK_NAME, AccountStack } from "../../infra/stacks/accountStack";
 import { CONTROL_TOWER_PLUGIN } from "../../infra/stacks/controlTower";
 import { featureFlags, synthesizedStages } from "./app";
@@ -56,7 +57,9 @@ describe("deploy safety", () => {
       const stageArtifacts = Object.values(stage.synth().manifest.artifacts ?? {}).filter(
         (artifact) => artifact.type === "aws:cloudformation:stack",
       );
+      // The service stack and the data stack, both pinned.
       expect(stageArtifacts.map((artifact) => artifact.environment)).toEqual([
+        `aws://${stage.stack.account}/${stage.stack.region}`,
         `aws://${stage.stack.account}/${stage.stack.region}`,
       ]);
     }
@@ -91,7 +94,8 @@ describe("deploy safety", () => {
     expect(accountStack.node.id).toBe("PetStore-Account-Staging-Production");
     expect(accountStack.stackName).toBe(ACCOUNT_STACK_NAME);
     expect(`${accountStack.account}/${accountStack.region}`).toBe("111111111111/eu-west-1");
-    expect(accountStack.terminationProtection).toBe(true);
+    // Deleting it loses nothing (all retained), and a failed first create stays retryable.
+    expect(accountStack.terminationProtection).toBe(false);
     template.hasResource("AWS::ApiGateway::Account", {
       Properties: { CloudWatchRoleArn: { "Fn::GetAtt": [roleId, "Arn"] } },
       DeletionPolicy: "RetainExceptOnCreate",
@@ -128,12 +132,53 @@ describe("deploy safety", () => {
     ]);
   });
 
-  it("protects production, and only production, against stack deletion", () => {
+  it("protects production's data, and only production's, against stack deletion; no service stack is protected", () => {
     const protection = Object.fromEntries(
-      shared.stages.map((stage) => [stage.node.id, stage.stack.terminationProtection]),
+      shared.stages.map((stage) => [
+        stage.node.id,
+        { data: stage.dataStack.terminationProtection, service: stage.stack.terminationProtection },
+      ]),
     );
 
-    expect(protection).toEqual({ Staging: false, Production: true });
+    expect(protection).toEqual({
+      Staging: { data: false, service: false },
+      Production: { data: true, service: false },
+    });
+  });
+
+  it("adopts the account's existing API Gateway CloudWatch role by a setting, creating no role of its own", () => {
+    const existing = "arn:aws:iam::111111111111:role/team-apigateway-logs";
+    const { app } = buildApp({
+      stages: [],
+      context: { ...featureFlags, ...sharedAccount, "prod:apiGatewayCloudWatchRoleArn": existing },
+    });
+    const [accountStack] = app.node.children.filter((child): child is AccountStack => child instanceof AccountStack);
+    if (!accountStack) throw new Error("no account stack");
+    const template = Template.fromStack(accountStack);
+
+    template.resourceCountIs("AWS::IAM::Role", 0);
+    template.hasResource("AWS::ApiGateway::Account", {
+      Properties: { CloudWatchRoleArn: existing },
+      DeletionPolicy: "RetainExceptOnCreate",
+    });
+    expect(() =>
+      buildApp({
+        stages: [],
+        context: {
+          ...sharedAccount,
+          "prod:apiGatewayCloudWatchRoleArn": existing,
+          "staging:apiGatewayCloudWatchRoleArn": "arn:aws:iam::111111111111:role/other",
+        },
+      }),
+    ).toThrow(/name different roles, but the stages share one account and region/);
+    expect(() =>
+      buildApp({
+        stages: [],
+        context: { ...sharedAccount, "prod:apiGatewayCloudWatchRoleArn": "arn:aws:iam::999999999999:role/x" },
+      }),
+    ).toThrow(
+      "Invalid deployment settings: prod:apiGatewayCloudWatchRoleArn must be in the stage's account (prod:account)",
+    );
   });
 
   it("sets every feature flag aws-cdk-lib recommends, to the recommended value (cdk.json)", () => {

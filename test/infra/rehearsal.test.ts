@@ -104,7 +104,12 @@ function brokenAssembly(edit: (template: CfnTemplate, stack: AssemblyStack) => v
   const copy = mkdtempSync(join(tmpdir(), "rehearsal-broken-"));
   made.push(copy);
   cpSync(assemblies.get("two-accounts") as string, copy, { recursive: true });
-  const stack = readAssembly(copy).find((candidate) => candidate.displayName.startsWith("Staging")) as AssemblyStack;
+  // Staging's service stack: the one with functions (its table is in a data stack of its own).
+  const stack = readAssembly(copy).find(
+    (candidate) =>
+      candidate.displayName.startsWith("Staging") &&
+      resourcesOf(candidate.template, "AWS::Lambda::Function").length > 0,
+  ) as AssemblyStack;
   edit(stack.template, stack);
   writeFileSync(stack.templateFile, JSON.stringify(stack.template));
   return copy;

@@ -18,6 +18,7 @@ import { readStageSettings, SettingsError } from "../../infra/settings";
 import { checkoutContext, gitBaseline } from "../../infra/settingsBaseline";
 import { deliveryAccessConfigFromContext } from "../../infra/stacks/deliveryAccessStack";
 import { readiness } from "../../scripts/readiness";
+import { documentedSettings } from "../support/documentedSettings";
 import { projectRoot } from "../support/processes";
 import { featureFlags } from "./app";
 
@@ -25,12 +26,6 @@ const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta
 const noBundling = { "aws:cdk:bundling-stacks": [] };
 const stageNames = Object.keys(deployedStages) as DeployedStageName[];
 
-/** The settings a document shows for cdk.json's "context". */
-export function documentedSettings(doc: string): Record<string, string> {
-  const block = /```jsonc\n\/\/ cdk\.json, "context"\n([\s\S]*?)```/.exec(read(doc))?.[1];
-  if (!block) throw new Error(`${doc} shows no cdk.json context example`);
-  return JSON.parse(`{${block}}`) as Record<string, string>;
-}
 const documented = documentedSettings("docs/deploy.md");
 /** cdk.json as a team commits it: the flags and the documented settings. */
 const committed = { ...featureFlags, ...documented };

@@ -86,6 +86,9 @@ beforeAll(() => {
   for (const config of stages) templates.set(config.id, synth.template(config.id));
 });
 
+/** The stage's data stack, which holds its table (infra/stacks/dataStack.ts). */
+const dataTemplateOf = (config: StageConfig): Template => synth.dataTemplate(config.id);
+
 function templateOf(config: StageConfig): Template {
   const template = templates.get(config.id);
   if (!template) throw new Error(`no template for ${config.id}`);
@@ -227,7 +230,6 @@ describe.each(stages)("$id stage", (config) => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
     const [stageId] = Object.keys(resourcesOf(template, "AWS::ApiGateway::Stage"));
     const [apiId] = Object.keys(resourcesOf(template, "AWS::ApiGateway::RestApi"));
-    const [tableId] = Object.keys(resourcesOf(template, "AWS::DynamoDB::GlobalTable"));
     // Evaluates the Fn::Join as CloudFormation would: a Stage's Ref is its name.
     const refs: Record<string, string> = {
       [stageId ?? ""]: "v1",
@@ -243,7 +245,7 @@ describe.each(stages)("$id stage", (config) => {
     expect(baseUrl).toBe("https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/v1");
     // Without a custom domain (test/infra/customDomain.test.ts), the public address is the default one.
     expect(outputs[STACK_OUTPUTS.executeApiUrl]?.Value).toEqual(join);
-    expect(outputs[STACK_OUTPUTS.tableName]?.Value).toEqual({ Ref: tableId });
+    expect(outputs[STACK_OUTPUTS.tableName]?.Value).toBe(config.tableName);
     expect(
       Object.entries(outputs)
         .filter(([, output]) => JSON.stringify(output.Value).includes(stageId ?? "?"))
@@ -252,10 +254,12 @@ describe.each(stages)("$id stage", (config) => {
     ).toEqual([STACK_OUTPUTS.baseUrl, STACK_OUTPUTS.executeApiUrl].sort());
   });
 
-  it("builds the table from the shared definition, on demand, with 35 days of point-in-time recovery", () => {
-    const table = only(Object.values(resourcesOf(templateOf(config), "AWS::DynamoDB::GlobalTable")), "tables");
+  it("builds the table from the shared definition, on demand, with 35 days of point-in-time recovery, in its data stack under its fixed name", () => {
+    const table = only(Object.values(resourcesOf(dataTemplateOf(config), "AWS::DynamoDB::GlobalTable")), "tables");
     const replica = (table.Properties.Replicas as Record<string, unknown>[])[0];
 
+    templateOf(config).resourceCountIs("AWS::DynamoDB::GlobalTable", 0);
+    expect(table.Properties.TableName).toBe(config.tableName);
     expect(table.Properties.BillingMode).toBe("PAY_PER_REQUEST");
     expect(table.Properties.KeySchema).toEqual([
       { AttributeName: petTable.partitionKey.name, KeyType: "HASH" },
@@ -271,7 +275,7 @@ describe.each(stages)("$id stage", (config) => {
   });
 
   it("lets DynamoDB delete expired idempotency records by their expiry attribute", () => {
-    const table = only(Object.values(resourcesOf(templateOf(config), "AWS::DynamoDB::GlobalTable")), "tables");
+    const table = only(Object.values(resourcesOf(dataTemplateOf(config), "AWS::DynamoDB::GlobalTable")), "tables");
 
     expect(table.Properties.TimeToLiveSpecification).toEqual({
       AttributeName: petTable.timeToLiveAttribute,
@@ -288,7 +292,6 @@ describe.each(stages)("$id stage", (config) => {
       ),
     );
     const functions = [...routeFunctionIds].map((id) => allFunctions[id] as Resource);
-    const [tableId] = Object.keys(resourcesOf(template, "AWS::DynamoDB::GlobalTable"));
     const runtime = newestNodeRuntime();
 
     expect(functions).toHaveLength(routeList.length);
@@ -305,7 +308,7 @@ describe.each(stages)("$id stage", (config) => {
         Variables: {
           PETSTORE_STAGE: config.stage,
           LOG_LEVEL: config.functions.logLevel,
-          PETS_TABLE_NAME: { Ref: tableId },
+          PETS_TABLE_NAME: config.tableName,
         },
       });
     }
@@ -341,7 +344,6 @@ describe.each(stages)("$id stage", (config) => {
 
   it("lets each function do only its own DynamoDB work, plus reading key hashes, on this table only", () => {
     const template = templateOf(config);
-    const [tableId] = Object.keys(resourcesOf(template, "AWS::DynamoDB::GlobalTable"));
     const list = dynamoGrantsOf(template, routes.listPets.path, routes.listPets.method);
     const get = dynamoGrantsOf(template, routes.getPet.path, routes.getPet.method);
     const create = dynamoGrantsOf(template, routes.createPet.path, routes.createPet.method);
@@ -356,7 +358,7 @@ describe.each(stages)("$id stage", (config) => {
     ]);
     expect(new Set([list.functionId, get.functionId, create.functionId]).size).toBe(3);
     for (const grants of [list, get, create]) {
-      for (const resource of grants.resources) expect(JSON.stringify(resource)).toContain(`"${tableId}"`);
+      for (const resource of grants.resources) expect(JSON.stringify(resource)).toContain(`:table/${config.tableName}`);
     }
   });
 
@@ -618,12 +620,16 @@ describe.each(stages)("$id stage", (config) => {
 describe("Production stage", () => {
   const production = stageConfigs.Production;
 
-  it("has termination protection, and is not pinned to an account or region unless configured", () => {
-    const stack = synth.stages.find((stage) => stage.node.id === production.id)?.stack;
+  it("protects its data stack against deletion but not its service stack, whose failed first create must be retryable, and is not pinned unless configured", () => {
+    const stage = synth.stages.find((candidate) => candidate.node.id === production.id);
 
-    expect(stack?.terminationProtection).toBe(true);
-    expect(Token.isUnresolved(stack?.account)).toBe(true);
-    expect(Token.isUnresolved(stack?.region)).toBe(true);
+    expect(stage?.dataStack.terminationProtection).toBe(true);
+    expect(stage?.stack.terminationProtection).toBe(false);
+    expect(stage?.dataStack.stackName).toBe(deployedStages.prod.dataStackName);
+    // The CLI deploys the data stack first: the service stack depends on it.
+    expect(stage?.stack.dependencies).toEqual([stage?.dataStack]);
+    expect(Token.isUnresolved(stage?.stack.account)).toBe(true);
+    expect(Token.isUnresolved(stage?.stack.region)).toBe(true);
   });
 
   it("puts the edge firewall in front of its API stage", () => {
@@ -637,7 +643,7 @@ describe("Production stage", () => {
 
   it("retains the table, with deletion protection, its keys and its logs when the stack is destroyed, but not after a failed first create", () => {
     const template = templateOf(production);
-    const table = only(Object.values(resourcesOf(template, "AWS::DynamoDB::GlobalTable")), "tables");
+    const table = only(Object.values(resourcesOf(dataTemplateOf(production), "AWS::DynamoDB::GlobalTable")), "tables");
     const logGroups = Object.values(resourcesOf(template, "AWS::Logs::LogGroup"));
 
     const keys = Object.values(resourcesOf(template, "AWS::KMS::Key"));
@@ -660,14 +666,17 @@ describe("Staging stage", () => {
   const staging = stageConfigs.Staging;
 
   it("can be destroyed: no deletion protection and a table deleted with the stack", () => {
-    const table = only(Object.values(resourcesOf(templateOf(staging), "AWS::DynamoDB::GlobalTable")), "tables");
+    const table = only(Object.values(resourcesOf(dataTemplateOf(staging), "AWS::DynamoDB::GlobalTable")), "tables");
 
     expect(table.DeletionPolicy).toBe("Delete");
     expect((table.Properties.Replicas as Record<string, unknown>[])[0]?.DeletionProtectionEnabled).toBe(false);
   });
 
   it("leaves nothing behind on destroy", () => {
-    const retained = Object.values(resourcesOf(templateOf(staging)))
+    const retained = [
+      ...Object.values(resourcesOf(templateOf(staging))),
+      ...Object.values(resourcesOf(dataTemplateOf(staging))),
+    ]
       .filter((resource) => resource.DeletionPolicy?.startsWith("Retain"))
       .map((resource) => resource.Type);
 
@@ -675,9 +684,10 @@ describe("Staging stage", () => {
   });
 
   it("has no termination protection and, as configured, no edge firewall", () => {
-    const stack = synth.stages.find((stage) => stage.node.id === staging.id)?.stack;
+    const stage = synth.stages.find((candidate) => candidate.node.id === staging.id);
 
-    expect(stack?.terminationProtection).toBe(false);
+    expect(stage?.stack.terminationProtection).toBe(false);
+    expect(stage?.dataStack.terminationProtection).toBe(false);
     expect(staging.edgeProtection).toBeUndefined();
     templateOf(staging).resourceCountIs("AWS::WAFv2::WebACL", 0);
   });

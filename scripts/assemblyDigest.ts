@@ -1,0 +1,89 @@
+/**
+ * `npx tsx scripts/assemblyDigest.ts <directory>`: the SHA-256 digest of a cloud assembly (what
+ * `npm run synth` writes to cdk.out), printed as 64 hex digits. The deploy pipeline
+ * (.github/workflows/deploy.yml) builds the assembly once, records this digest, and every job that
+ * deploys or previews it downloads the artifact and refuses it unless the digest is the same, so
+ * production gets exactly the assembly staging was smoke-tested with (docs/delivery.md).
+ *
+ * The digest covers every file under the directory: its path relative to the directory (with `/`),
+ * its size and its bytes, in the order of the sorted paths. So it does not depend on the order the
+ * files were written in, nor on timestamps or permissions (which an artifact does not keep), and any
+ * changed byte, added, removed or renamed file changes it. Directories count only through their
+ * files (an artifact keeps no empty directory); symbolic links are followed, as the upload does.
+ *
+ * Exits 2 with its usage on bad arguments, 1 with one line when the directory is missing or empty.
+ */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+
+export class AssemblyDigestError extends Error {}
+
+const usage = "Usage: tsx scripts/assemblyDigest.ts <cloud-assembly-directory>";
+
+/** Relative paths (`/`-separated) of every file under `root`, sorted. */
+function filesUnder(root: string): string[] {
+  const files: string[] = [];
+  const visit = (relative: string) => {
+    for (const name of readdirSync(join(root, relative))) {
+      const path = relative === "" ? name : `${relative}/${name}`;
+      if (statSync(join(root, path)).isDirectory()) visit(path);
+      else files.push(path);
+    }
+  };
+  visit("");
+  // Code-unit order, the same on every machine and locale.
+  return files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** The hex SHA-256 digest of the cloud assembly in `directory` (see the file's comment for what it covers). */
+export function assemblyDigest(directory: string): string {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(directory).isDirectory();
+  } catch {
+    throw new AssemblyDigestError(
+      `No directory ${directory}: expected the cloud assembly npm run synth writes (cdk.out).`,
+    );
+  }
+  if (!isDirectory) {
+    throw new AssemblyDigestError(`${directory} is not a directory: expected a cloud assembly such as cdk.out.`);
+  }
+  const files = filesUnder(directory);
+  if (files.length === 0) throw new AssemblyDigestError(`${directory} holds no files: it is no cloud assembly.`);
+  const hash = createHash("sha256");
+  for (const path of files) {
+    const content = readFileSync(join(directory, path));
+    // Path and size delimit each file, so that no two different assemblies feed the same bytes.
+    hash.update(`${path}\0${content.length}\0`);
+    hash.update(content);
+  }
+  return hash.digest("hex");
+}
+
+function directoryArgument(argv: readonly string[]): string | undefined {
+  try {
+    const { positionals } = parseArgs({ args: [...argv], options: {}, allowPositionals: true });
+    return positionals.length === 1 ? positionals[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const directory = directoryArgument(process.argv.slice(2));
+  if (directory === undefined) {
+    console.error(usage);
+    process.exitCode = 2;
+  } else {
+    try {
+      console.log(assemblyDigest(directory));
+    } catch (error) {
+      if (!(error instanceof AssemblyDigestError)) throw error;
+      console.error(error.message);
+      process.exitCode = 1;
+    }
+  }
+}
