@@ -66,6 +66,8 @@ export const sources = {
     waf: "https://aws.amazon.com/waf/pricing/",
     cloudwatch: "https://aws.amazon.com/cloudwatch/pricing/",
     xray: "https://aws.amazon.com/xray/pricing/",
+    kms: "https://aws.amazon.com/kms/pricing/",
+    secretsManager: "https://aws.amazon.com/secrets-manager/pricing/",
   },
 } as const;
 
@@ -89,6 +91,12 @@ export const unitPrices = {
   xrayPerMillionTracesRecorded: 5,
   /** X-Ray's default sampling rule: the first request each second, then 5% (https://docs.aws.amazon.com/xray/latest/devguide/xray-console-sampling.html). */
   xraySampledFraction: 0.05,
+  /** A standard-resolution alarm (period of a minute or more). */
+  cloudWatchAlarmMonth: 0.1,
+  cloudWatchDashboardMonth: 3,
+  /** A customer managed key, rotation included for its first two rotations. */
+  kmsKeyMonth: 1,
+  secretMonth: 0.4,
 } as const;
 
 /**
@@ -131,12 +139,23 @@ export interface StackFacts {
   readonly accessLogLineBytes: number;
   /** Rules of the stage's web ACL; 0 without one. */
   readonly wafRules: number;
+  /** What the stage's stacks hold that is billed by the month, whatever the traffic. */
+  readonly fixed: {
+    readonly alarms: number;
+    readonly dashboards: number;
+    readonly kmsKeys: number;
+    readonly secrets: number;
+    /** Runs of the synthetic check in a 30-day month. */
+    readonly syntheticRunsPerMonth: number;
+  };
 }
 
 export async function stackFacts(): Promise<Record<string, StackFacts>> {
   const { buildApp } = await import("../../infra/app");
   const { accessLogFormat } = await import("../../infra/stacks/accessLog");
   const { LIVE_ALIAS } = await import("../../infra/stacks/rollout");
+  const { SYNTHETIC_CHECK_INTERVAL } = await import("../../infra/stacks/syntheticCheck");
+  const { CfnResource } = await import("aws-cdk-lib");
   // Only the construct tree is needed: no stack is bundled.
   const { stages } = buildApp({ context: { "aws:cdk:bundling-stacks": [] } });
   const accessLogLine = accessLogFormat().replace(/\$context\.[\w.]+/g, (variable) => {
@@ -169,10 +188,23 @@ export async function stackFacts(): Promise<Record<string, StackFacts>> {
         provisionedConcurrency: cfnAlias.provisionedConcurrencyConfig?.provisionedConcurrentExecutions ?? 0,
         accessLogLineBytes: Buffer.byteLength(accessLogLine),
         wafRules: (stage.stack.edgeProtection?.webAcl.rules as unknown[] | undefined)?.length ?? 0,
-      } satisfies StackFacts);
+      } satisfies Omit<StackFacts, "fixed">);
     });
     if (new Set(all).size !== 1) throw new Error(`the ${stage.node.id} functions differ; cost them one by one`);
-    facts[stage.node.id] = JSON.parse(all[0] as string) as StackFacts;
+    const count = (type: string) =>
+      [stage.stack, stage.dataStack]
+        .flatMap((stack) => stack.node.findAll())
+        .filter((node) => node instanceof CfnResource && node.cfnResourceType === type).length;
+    facts[stage.node.id] = {
+      ...(JSON.parse(all[0] as string) as Omit<StackFacts, "fixed">),
+      fixed: {
+        alarms: count("AWS::CloudWatch::Alarm"),
+        dashboards: count("AWS::CloudWatch::Dashboard"),
+        kmsKeys: count("AWS::KMS::Key"),
+        secrets: count("AWS::SecretsManager::Secret"),
+        syntheticRunsPerMonth: Math.round((30 * 24 * 60) / SYNTHETIC_CHECK_INTERVAL.toMinutes()),
+      },
+    };
   }
   return facts;
 }
@@ -508,6 +540,42 @@ export function renderSharded(inputs: CapacityInputs): string {
   ].join("\n");
 }
 
+/** The web ACL and its rules: billed by the month, whatever the traffic. */
+const wafMonth = (stack: StackFacts) =>
+  stack.wafRules > 0 ? unitPrices.wafPerWebAclMonth + stack.wafRules * unitPrices.wafPerRuleMonth : 0;
+
+/** What a stage costs a month with no traffic at all, item by item (what tags let Billing split per stage). */
+export function baselineLines(config: StageConfig, inputs: CapacityInputs): { item: string; month: number }[] {
+  const stack = inputs.stacks[config.id] as StackFacts;
+  const { fixed: f } = stack;
+  const p = unitPrices;
+  return [
+    { item: `CloudWatch alarms (${f.alarms})`, month: f.alarms * p.cloudWatchAlarmMonth },
+    { item: `CloudWatch dashboards (${f.dashboards})`, month: f.dashboards * p.cloudWatchDashboardMonth },
+    { item: `KMS keys (${f.kmsKeys}: logs, alarm topics)`, month: f.kmsKeys * p.kmsKeyMonth },
+    { item: `Secrets Manager secrets (${f.secrets}: the synthetic check's key)`, month: f.secrets * p.secretMonth },
+    ...(stack.wafRules > 0
+      ? [{ item: `AWS WAF web ACL and its ${stack.wafRules} rules`, month: wafMonth(stack) }]
+      : []),
+  ];
+}
+
+export function renderBaseline(config: StageConfig, inputs: CapacityInputs): string {
+  const lines = baselineLines(config, inputs);
+  const total = lines.reduce((sum, line) => sum + line.month, 0);
+  const stack = inputs.stacks[config.id] as StackFacts;
+  return [
+    `Fixed cost a month, ${config.id}, with no traffic (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
+    "",
+    table(
+      ["Item", "A month"],
+      [...lines.map((line) => [line.item, dollars(line.month)]), ["**Total**", `**${dollars(total)}**`]],
+    ),
+    "",
+    `On top: the synthetic check's ${integer(stack.fixed.syntheticRunsPerMonth)} runs a month, each a few dozen requests priced as above; storage and point-in-time recovery by size; custom metrics by the metric and month. Reserved concurrency (${config.functions.reservedConcurrency} per API function) costs nothing; provisioned concurrency (${stack.provisionedConcurrency} here) would.`,
+  ].join("\n");
+}
+
 /** Every generated part of the document, by its marker name. */
 export function renderSections(configs: readonly StageConfig[], inputs: CapacityInputs): Record<string, string> {
   const sections: Record<string, string> = {
@@ -521,6 +589,7 @@ export function renderSections(configs: readonly StageConfig[], inputs: Capacity
   for (const config of configs) {
     sections[`ceilings-${config.id}`] = renderCeilings(config, inputs);
     sections[`cost-${config.id}`] = renderCost(config, inputs);
+    sections[`baseline-${config.id}`] = renderBaseline(config, inputs);
   }
   return sections;
 }

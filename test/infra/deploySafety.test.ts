@@ -149,7 +149,6 @@ describe("deploy safety", () => {
   it("adopts the account's existing API Gateway CloudWatch role by a setting, creating no role of its own", () => {
     const existing = "arn:aws:iam::111111111111:role/team-apigateway-logs";
     const { app } = buildApp({
-      stages: [],
       context: { ...featureFlags, ...sharedAccount, "prod:apiGatewayCloudWatchRoleArn": existing },
     });
     const [accountStack] = app.node.children.filter((child): child is AccountStack => child instanceof AccountStack);
@@ -163,7 +162,6 @@ describe("deploy safety", () => {
     });
     expect(() =>
       buildApp({
-        stages: [],
         context: {
           ...sharedAccount,
           "prod:apiGatewayCloudWatchRoleArn": existing,

@@ -1,0 +1,133 @@
+/**
+ * Configuring the deploy keeps CI green: a copy of the project with docs/delivery.md's settings
+ * block committed to cdk.json (and pushed: origin/main at that commit) passes the infrastructure
+ * tests that read settings, `npm run synth` (the full synthesis, cdk-nag and the Control Tower
+ * rules included) and the pipeline's readiness check for every stage. The other infrastructure tests
+ * cannot see committed settings at all: they synthesize from cdk.json's feature flags only
+ * (test/infra/app.ts), which the last test here holds.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deployedStages } from "../../infra/deployment";
+import { documentedSettings } from "../support/documentedSettings";
+import { projectRoot } from "../support/processes";
+
+const settings = documentedSettings("docs/delivery.md");
+/** The infrastructure tests that read deployment settings or the committed cdk.json. */
+const settingsTests = [
+  "test/infra/settingsSource.test.ts",
+  "test/infra/accountStacks.test.ts",
+  "test/infra/deploySafety.test.ts",
+  "test/infra/stageIsolation.test.ts",
+];
+
+let copy: string;
+const run = (command: string, args: string[]) =>
+  spawnSync(command, args, {
+    cwd: copy,
+    encoding: "utf8",
+    env: { ...process.env, CI: "true", GITHUB_ACTIONS: "", GITHUB_STEP_SUMMARY: "", NO_COLOR: "1" },
+    timeout: 240_000,
+  });
+
+beforeAll(() => {
+  copy = mkdtempSync(join(tmpdir(), "petstore-configured-"));
+  // The project's own files as they are now (tracked or new, never ignored output), and its installed
+  // dependencies by a link: a clean clone after npm ci.
+  const files = execFileSync("git", ["-C", projectRoot, "ls-files", "-co", "--exclude-standard", "-z"], {
+    encoding: "utf8",
+  })
+    .split("\0")
+    .filter(Boolean);
+  for (const file of files) {
+    mkdirSync(dirname(join(copy, file)), { recursive: true });
+    try {
+      cpSync(join(projectRoot, file), join(copy, file));
+    } catch {
+      // Deleted in the work tree but still tracked: not part of the project now.
+    }
+  }
+  symlinkSync(join(projectRoot, "node_modules"), join(copy, "node_modules"));
+  const cdkJson = JSON.parse(readFileSync(join(copy, "cdk.json"), "utf8")) as { context: Record<string, unknown> };
+  writeFileSync(
+    join(copy, "cdk.json"),
+    `${JSON.stringify({ ...cdkJson, context: { ...cdkJson.context, ...settings } }, null, 2)}\n`,
+  );
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-C", copy, ...args], {
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: "t",
+        GIT_AUTHOR_EMAIL: "t@example.com",
+        GIT_COMMITTER_NAME: "t",
+        GIT_COMMITTER_EMAIL: "t@example.com",
+      },
+    });
+  git("init", "-q", "-b", "main");
+  git("add", "-A");
+  git("commit", "-q", "-m", "Configure the deploy");
+  git("update-ref", "refs/remotes/origin/main", "HEAD");
+}, 120_000);
+
+afterAll(() => {
+  if (copy) rmSync(copy, { recursive: true, force: true });
+});
+
+describe("a project whose deployment settings are committed as docs/delivery.md says", () => {
+  it("commits settings for both stages (what the docs show is what is tested here)", () => {
+    expect(Object.keys(settings).sort()).toEqual(
+      ["prod:account", "prod:alarmEmails", "prod:region", "staging:account", "staging:region"].sort(),
+    );
+  });
+
+  it("passes the infrastructure tests that read settings", () => {
+    const result = run(process.execPath, [
+      join(projectRoot, "node_modules/vitest/vitest.mjs"),
+      "run",
+      "--project",
+      "infra",
+      ...settingsTests,
+    ]);
+
+    expect(result.status, `${result.stdout}\n${result.stderr}`.slice(-4000)).toBe(0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest colours its summary
+    expect(result.stdout.replace(/\u001b\[[0-9;]*m/g, "")).toMatch(
+      new RegExp(`Test Files\\s+${settingsTests.length} passed`),
+    );
+  });
+
+  it("synthesizes with npm run synth, checks included, with no warning for a pinned production", () => {
+    const result = run("npm", ["run", "--silent", "synth"]);
+
+    expect(result.status, `${result.stdout}\n${result.stderr}`.slice(-4000)).toBe(0);
+    expect(result.stderr).not.toMatch(/has no alarm destination|Warning|Error/);
+    const stacks = readdirSync(join(copy, "cdk.out")).filter((name) => name.endsWith(".assets.json"));
+    expect(stacks.length).toBeGreaterThan(0);
+  });
+
+  it.each(Object.keys(deployedStages))("passes the pipeline's readiness check for %s", (stage) => {
+    const result = run("npm", ["run", "--silent", "readiness", "--", "--stage", stage]);
+
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).toBe("");
+    expect(result.stdout.trim()).toMatch(
+      new RegExp(`^readiness: the pipeline may deploy ${stage}: pinned to \\d{12}/eu-west-1`),
+    );
+  });
+});
+
+describe("infrastructure tests and the rehearsal", () => {
+  it("read cdk.json only through its feature flags, so committed settings cannot change what they synthesize", () => {
+    const readers = readdirSync(join(projectRoot, "test/infra"))
+      .map((name) => `test/infra/${name}`)
+      // This file edits the copy's cdk.json; it synthesizes nothing itself.
+      .filter((file) => file !== "test/infra/committedSettings.test.ts")
+      .concat(["scripts/rehearse/synth.ts"])
+      .filter((file) => /(readFileSync|new URL)\([^)]*cdk\.json/.test(readFileSync(join(projectRoot, file), "utf8")));
+
+    expect(readers).toEqual([]);
+  });
+});
