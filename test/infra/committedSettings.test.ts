@@ -119,6 +119,58 @@ describe("a project whose deployment settings are committed as docs/delivery.md 
   });
 });
 
+describe("a committed ignoreRollbackAlarms for production", () => {
+  it("is a warning in every synthesis and in the pipeline's job summary, not a failure", () => {
+    const cdkJsonFile = join(copy, "cdk.json");
+    const cdkJson = JSON.parse(readFileSync(cdkJsonFile, "utf8")) as { context: Record<string, unknown> };
+    writeFileSync(
+      cdkJsonFile,
+      JSON.stringify({ ...cdkJson, context: { ...cdkJson.context, "prod:ignoreRollbackAlarms": true } }),
+    );
+    execFileSync("git", ["-C", copy, "commit", "-q", "-am", "Ignore production's rollback alarms"], {
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: "t",
+        GIT_AUTHOR_EMAIL: "t@example.com",
+        GIT_COMMITTER_NAME: "t",
+        GIT_COMMITTER_EMAIL: "t@example.com",
+      },
+    });
+    execFileSync("git", ["-C", copy, "update-ref", "refs/remotes/origin/main", "HEAD"]);
+    const summary = join(copy, "summary.md");
+    writeFileSync(summary, "");
+
+    // The app as `cdk synth` runs it (no bundling: only the first lines matter here).
+    const synth = spawnSync(process.execPath, ["--import", "tsx", "infra/app.ts"], {
+      cwd: copy,
+      encoding: "utf8",
+      env: {
+        ...process.env,
+        CDK_OUTDIR: join(copy, "cdk.out.warning"),
+        CDK_CONTEXT_JSON: JSON.stringify({
+          ...cdkJson.context,
+          "prod:ignoreRollbackAlarms": true,
+          "aws:cdk:bundling-stacks": [],
+        }),
+      },
+      timeout: 120_000,
+    });
+    const readinessRun = spawnSync("npm", ["run", "--silent", "readiness", "--", "--stage", "prod"], {
+      cwd: copy,
+      encoding: "utf8",
+      env: { ...process.env, GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: summary },
+    });
+
+    expect(synth.status, synth.stderr).toBe(0);
+    expect(synth.stderr).toMatch(
+      /^Warning: cdk\.json commits prod:ignoreRollbackAlarms: every deploy of prod shifts traffic without watching its rollback alarms\./m,
+    );
+    expect(readinessRun.status, readinessRun.stderr).toBe(0);
+    expect(readinessRun.stderr).toMatch(/^::warning::cdk\.json commits prod:ignoreRollbackAlarms/m);
+    expect(readFileSync(summary, "utf8")).toContain("> cdk.json commits prod:ignoreRollbackAlarms");
+  });
+});
+
 describe("infrastructure tests and the rehearsal", () => {
   it("read cdk.json only through its feature flags, so committed settings cannot change what they synthesize", () => {
     const readers = readdirSync(join(projectRoot, "test/infra"))

@@ -179,6 +179,22 @@ describe("deploy safety", () => {
     );
   });
 
+  it("relies on the pinned CDK CLI retrying a failed first create itself, which termination protection would refuse", () => {
+    // docs/deploy.md section 3 rests on two things the CDK CLI does (the installed aws-cdk package,
+    // deployStack and FullCloudFormationDeployment.changeSetDeployment): a stack in ROLLBACK_COMPLETE
+    // or ROLLBACK_FAILED is deleted before it is created again, and a stack's termination protection
+    // is set after its change set is created, before it runs, so a protected stack could not be deleted.
+    const cli = readFileSync(new URL("../../node_modules/aws-cdk/lib/index.js", import.meta.url), "utf8");
+
+    expect(cli).toMatch(
+      /get isCreationFailure\(\) \{\s*return this\.name === [\w.]+\.ROLLBACK_COMPLETE \|\| this\.name === [\w.]+\.ROLLBACK_FAILED;/,
+    );
+    expect(cli).toContain("that had previously failed creation. Deleting it before attempting to re-create it.");
+    expect(cli).toMatch(
+      /const changeSetReport = await this\.createChangeSet\([^)]*\);\s*const changeSetDescription = changeSetReport\.changeSet;\s*await this\.updateTerminationProtection\(\);/,
+    );
+  });
+
   it("sets every feature flag aws-cdk-lib recommends, to the recommended value (cdk.json)", () => {
     const recommended = JSON.parse(
       readFileSync(new URL("../../node_modules/aws-cdk-lib/recommended-feature-flags.json", import.meta.url), "utf8"),

@@ -277,6 +277,30 @@ describe("committed means committed on the branch the pipeline deploys (a git ch
     expect(refusal()).toBeUndefined();
   });
 
+  it("names each source of a difference the way docs/deploy.md's table and example show", () => {
+    const deploy = read("docs/deploy.md");
+    const example = deploy.split("\n").find((line) => line.startsWith("Deployment settings differ from"));
+    let refusalText = "";
+    try {
+      productionOf(committed, { PETSTORE_PROD_ACCOUNT: "333333333333" });
+    } catch (error) {
+      refusalText = (error as Error).message;
+    }
+
+    expect(example?.replace(/commit [0-9a-f]{12}/, "commit <sha>")).toBe(
+      refusalText.replace(/commit [0-9a-f]{12}/, "commit <sha>"),
+    );
+    for (const label of [
+      "(from -c or cdk.context.json)",
+      "(from PETSTORE_PROD_ACCOUNT)",
+      "(uncommitted change to cdk.json)",
+      "(committed on this branch, not merged into origin/main)",
+      "(this checkout is behind origin/main: pull it)",
+    ]) {
+      expect(deploy).toContain(`prod:account ${label}`);
+    }
+  });
+
   it("stops with one line when the branch cannot be read, naming the ways on", () => {
     const attempt = () => gitBaseline("origin/no-such-branch", repository);
 

@@ -4,12 +4,14 @@
  * every stack and taggable resource (infra/tags.ts), in a two-account and a one-account synthesis.
  * Built without bundling: only the templates are read.
  */
+
+import { readFileSync } from "node:fs";
 import { CfnResource, TagManager } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import type { Construct } from "constructs";
 import { describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
-import { BACKGROUND_RESERVED_CONCURRENCY, stageReservedConcurrency } from "../../infra/config";
+import { BACKGROUND_RESERVED_CONCURRENCY, stageConfigs, stageReservedConcurrency } from "../../infra/config";
 import { routeList } from "../../lib/routes";
 import { featureFlags } from "./app";
 
@@ -76,10 +78,19 @@ describe.each(configurations)("stages in %s", (_, settings) => {
     }
   });
 
-  it("fits both stages' reservations in one account's default quota, leaving Lambda's unreserved minimum", () => {
+  it("fits both stages' reservations in one account's default quota, leaving Lambda's unreserved minimum, as docs/deploy.md says", () => {
     const total = stages.reduce((sum, stage) => sum + stageReservedConcurrency(stage.config, routeList.length), 0);
+    const deploy = readFileSync(new URL("../../docs/deploy.md", import.meta.url), "utf8").replace(/\s+/g, " ");
+    const [staging, production] = [stageConfigs.Staging, stageConfigs.Production];
 
     expect(total + UNRESERVED_MINIMUM).toBeLessThanOrEqual(DEFAULT_ACCOUNT_CONCURRENCY);
+    expect(deploy).toContain(
+      `${staging.functions.reservedConcurrency} per API function in staging, ${production.functions.reservedConcurrency} in production`,
+    );
+    expect(deploy).toContain(
+      `throttled at staging's ${stageReservedConcurrency(staging, routeList.length)} executions`,
+    );
+    expect(deploy).toContain(`Both stages reserve ${total} of the default 1,000`);
   });
 
   it("tags every stack with the project and the stage(s) it serves", () => {
