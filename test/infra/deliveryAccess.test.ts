@@ -95,6 +95,11 @@ describe("delivery access stack: GitHub's OIDC provider", () => {
     expect(providers[0]?.[1].Properties).toEqual({
       Url: "https://token.actions.githubusercontent.com",
       ClientIdList: ["sts.amazonaws.com"],
+      // Cost tags (infra/tags.ts): this stack serves both stages when none is pinned.
+      Tags: [
+        { Key: "project", Value: "petstore" },
+        { Key: "stage", Value: "staging+prod" },
+      ],
     });
   });
 
