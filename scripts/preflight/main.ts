@@ -6,7 +6,6 @@
  * exits 0; bad arguments are one usage line and exit 2. The stage's settings come from the working
  * tree's cdk.json "context" and PETSTORE_* variables, as the CDK app reads them (infra/settings.ts).
  */
-import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { ACMClient } from "@aws-sdk/client-acm";
@@ -18,6 +17,7 @@ import { STSClient } from "@aws-sdk/client-sts";
 import { type StageConfig, stageConfigs } from "../../infra/config";
 import { type DeployedStageName, deployedStages } from "../../infra/deployment";
 import { contextKey, readStageSettings, SettingsError, type StageSettings } from "../../infra/settings";
+import { checkoutContext } from "../../infra/settingsBaseline";
 import { routeList } from "../../lib/routes";
 import { silenceSdkNodeVersionWarning } from "../../local/settings";
 import { type PreflightClients, PreflightError, runPreflight } from "./checks";
@@ -59,14 +59,6 @@ export function parsePreflightArguments(argv: readonly string[]): { stage: Deplo
   return { stage: stage as DeployedStageName };
 }
 
-/** cdk.json's "context" in the working tree: the committed settings, which the pipeline deploys with too. */
-export function committedContext(): Readonly<Record<string, unknown>> {
-  const cdkJson = JSON.parse(readFileSync(new URL("../../cdk.json", import.meta.url), "utf8")) as {
-    context?: Record<string, unknown>;
-  };
-  return cdkJson.context ?? {};
-}
-
 /** The region to check: the stage's pinned one, else the one the SDK and the CDK CLI would use. */
 export function stageRegion(stage: DeployedStageName, settings: StageSettings, env: NodeJS.ProcessEnv): string {
   const region = settings.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim());
@@ -102,7 +94,8 @@ export async function main(
   argv: readonly string[],
   options: { env?: NodeJS.ProcessEnv; context?: () => Readonly<Record<string, unknown>> } = {},
 ): Promise<number> {
-  const { env = process.env, context = committedContext } = options;
+  // The working tree's cdk.json: the committed settings, which the pipeline deploys with too.
+  const { env = process.env, context = () => checkoutContext() } = options;
   const say = (line: string) => console.error(`preflight: ${line}`);
   try {
     const parsed = parsePreflightArguments(argv);

@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployedStages } from "../../infra/deployment";
 import { documentedSettings } from "../support/documentedSettings";
+import { gitIn } from "../support/git";
 import { projectRoot } from "../support/processes";
 
 const settings = documentedSettings("docs/delivery.md");
@@ -25,6 +26,7 @@ const settingsTests = [
 ];
 
 let copy: string;
+const git = gitIn(() => copy);
 const run = (command: string, args: string[]) =>
   spawnSync(command, args, {
     cwd: copy,
@@ -56,16 +58,6 @@ beforeAll(() => {
     join(copy, "cdk.json"),
     `${JSON.stringify({ ...cdkJson, context: { ...cdkJson.context, ...settings } }, null, 2)}\n`,
   );
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-C", copy, ...args], {
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: "t",
-        GIT_AUTHOR_EMAIL: "t@example.com",
-        GIT_COMMITTER_NAME: "t",
-        GIT_COMMITTER_EMAIL: "t@example.com",
-      },
-    });
   git("init", "-q", "-b", "main");
   git("add", "-A");
   git("commit", "-q", "-m", "Configure the deploy");
@@ -127,16 +119,8 @@ describe("a committed ignoreRollbackAlarms for production", () => {
       cdkJsonFile,
       JSON.stringify({ ...cdkJson, context: { ...cdkJson.context, "prod:ignoreRollbackAlarms": true } }),
     );
-    execFileSync("git", ["-C", copy, "commit", "-q", "-am", "Ignore production's rollback alarms"], {
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: "t",
-        GIT_AUTHOR_EMAIL: "t@example.com",
-        GIT_COMMITTER_NAME: "t",
-        GIT_COMMITTER_EMAIL: "t@example.com",
-      },
-    });
-    execFileSync("git", ["-C", copy, "update-ref", "refs/remotes/origin/main", "HEAD"]);
+    git("commit", "-q", "-am", "Ignore production's rollback alarms");
+    git("update-ref", "refs/remotes/origin/main", "HEAD");
     const summary = join(copy, "summary.md");
     writeFileSync(summary, "");
 

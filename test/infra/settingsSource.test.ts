@@ -6,7 +6,6 @@
  * production; and whatever cdk.json holds must be valid. Settings are the documented example
  * (docs/deploy.md, section 1). Bundling is skipped (the asset hashes are then the same everywhere).
  */
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +18,7 @@ import { checkoutContext, gitBaseline } from "../../infra/settingsBaseline";
 import { deliveryAccessConfigFromContext } from "../../infra/stacks/deliveryAccessStack";
 import { readiness } from "../../scripts/readiness";
 import { documentedSettings } from "../support/documentedSettings";
+import { gitIn } from "../support/git";
 import { projectRoot } from "../support/processes";
 import { featureFlags } from "./app";
 
@@ -208,17 +208,7 @@ describe("whatever cdk.json holds", () => {
 
 describe("committed means committed on the branch the pipeline deploys (a git checkout)", () => {
   let repository: string;
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-C", repository, ...args], {
-      encoding: "utf8",
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: "t",
-        GIT_AUTHOR_EMAIL: "t@example.com",
-        GIT_COMMITTER_NAME: "t",
-        GIT_COMMITTER_EMAIL: "t@example.com",
-      },
-    });
+  const git = gitIn(() => repository);
   const writeCdkJson = (context: Record<string, unknown>) =>
     writeFileSync(join(repository, "cdk.json"), JSON.stringify({ app: "x", context }, null, 2));
   const commit = (message: string) => {
