@@ -130,27 +130,19 @@ export function githubEnvironmentSubject(repository: string, environment: string
  * generates, and lambda:GetAccountSettings accepts no resource but `*`. Each is acknowledged on the
  * role, by the finding's own id (cdk-nag writes an intrinsic as `<Ref>`).
  */
-function acknowledgePreflightWildcards(role: iam.Role): void {
+function acknowledgePreflightWildcards(role: iam.Role, statements: readonly iam.PolicyStatement[]): void {
   const stack = Stack.of(role);
-  const render = (value: unknown): string => {
-    const resolved = stack.resolve(value) as unknown;
+  const render = (resource: string): string => {
+    const resolved = stack.resolve(resource) as unknown;
     if (typeof resolved === "string") return resolved;
-    const join = (resolved as { "Fn::Join"?: [string, unknown[]] })["Fn::Join"];
-    if (join)
-      return join[1]
-        .map((part) => (typeof part === "string" ? part : `<${(part as { Ref: string }).Ref}>`))
-        .join(join[0]);
-    return JSON.stringify(resolved);
+    const [separator, parts] = (resolved as { "Fn::Join": [string, unknown[]] })["Fn::Join"];
+    return parts
+      .map((part) => (typeof part === "string" ? part : `<${(part as { Ref: string }).Ref}>`))
+      .join(separator);
   };
-  const document = (
-    stack.resolve((role.node.defaultChild as iam.CfnRole).policies) as {
-      policyName: string;
-      policyDocument: { Statement: { Resource: unknown }[] };
-    }[]
-  ).find((policy) => policy.policyName === "Preflight");
   const wildcards = new Set(
-    (document?.policyDocument.Statement ?? [])
-      .flatMap((statement) => [statement.Resource].flat())
+    statements
+      .flatMap((statement) => statement.resources)
       .map(render)
       .filter((resource) => resource.includes("*")),
   );
@@ -164,9 +156,27 @@ function acknowledgePreflightWildcards(role: iam.Role): void {
 }
 
 /** The bootstrap's lookup role (ReadOnlyAccess, kms:Decrypt denied) in a stage's account and region. */
-function lookupRoleArn(qualifier: string, region: string | undefined) {
-  const qualified = DefaultStackSynthesizer.DEFAULT_LOOKUP_ROLE_ARN.replaceAll(`\${Qualifier}`, qualifier);
+const lookupRoleArn = (qualifier: string, region: string | undefined) =>
+  bootstrapRoleArn(DefaultStackSynthesizer.DEFAULT_LOOKUP_ROLE_ARN, qualifier, region);
+
+/** One bootstrap role's ARN, from the synthesizer's template, for the qualifier and the stage's region. */
+function bootstrapRoleArn(template: string, qualifier: string, region: string | undefined): string {
+  const qualified = template.replaceAll(`\${Qualifier}`, qualifier);
+  // A stage pinned to a region deploys through that region's bootstrap roles, wherever this stack is.
   return Fn.sub(region === undefined ? qualified : qualified.replaceAll(`\${AWS::Region}`, region));
+}
+
+/**
+ * Who may assume a role: exact matches only, the audience configure-aws-credentials asks for and
+ * this repository's jobs in this one GitHub environment.
+ */
+function githubEnvironmentPrincipal(providerArn: string, repository: string, environment: string) {
+  return new iam.WebIdentityPrincipal(providerArn, {
+    StringEquals: {
+      [`${GITHUB_OIDC_HOST}:aud`]: GITHUB_OIDC_AUDIENCE,
+      [`${GITHUB_OIDC_HOST}:sub`]: githubEnvironmentSubject(repository, environment),
+    },
+  });
 }
 
 /**
@@ -180,11 +190,7 @@ function bootstrapRoleArns(qualifier: string, region: string | undefined): strin
     DefaultStackSynthesizer.DEFAULT_FILE_ASSET_PUBLISHING_ROLE_ARN,
     DefaultStackSynthesizer.DEFAULT_IMAGE_ASSET_PUBLISHING_ROLE_ARN,
     DefaultStackSynthesizer.DEFAULT_LOOKUP_ROLE_ARN,
-  ].map((template) => {
-    const qualified = template.replaceAll(`\${Qualifier}`, qualifier);
-    // A stage pinned to a region deploys through that region's bootstrap roles, wherever this stack is.
-    return Fn.sub(region === undefined ? qualified : qualified.replaceAll(`\${AWS::Region}`, region));
-  });
+  ].map((template) => bootstrapRoleArn(template, qualifier, region));
 }
 
 export interface DeliveryAccessStackProps extends StackProps {
@@ -301,38 +307,29 @@ export class DeliveryAccessStack extends Stack {
 
     const roles = new Map<string, iam.Role>();
     for (const stage of config.stages) {
+      const region = props.stageRegions?.[stage.stage];
+      const preflight = preflightStatements(this, stage, props.stageSettings?.[stage.stage], region);
       const role = new iam.Role(this, `${stage.id}DeployRole`, {
         description: `GitHub Actions deploys of ${stage.stackName} from ${config.githubRepository}, environment ${stage.githubEnvironment}`,
         maxSessionDuration: DEPLOY_SESSION_DURATION,
-        // Exact matches only: the audience configure-aws-credentials asks for, and this
-        // repository's jobs in this one environment.
-        assumedBy: new iam.WebIdentityPrincipal(provider.oidcProviderArn, {
-          StringEquals: {
-            [`${GITHUB_OIDC_HOST}:aud`]: GITHUB_OIDC_AUDIENCE,
-            [`${GITHUB_OIDC_HOST}:sub`]: githubEnvironmentSubject(config.githubRepository, stage.githubEnvironment),
-          },
-        }),
+        assumedBy: githubEnvironmentPrincipal(
+          provider.oidcProviderArn,
+          config.githubRepository,
+          stage.githubEnvironment,
+        ),
         inlinePolicies: {
           AssumeCdkBootstrapRoles: new iam.PolicyDocument({
             statements: [
               new iam.PolicyStatement({
                 actions: ["sts:AssumeRole"],
-                resources: bootstrapRoleArns(config.bootstrapQualifier, props.stageRegions?.[stage.stage]),
+                resources: bootstrapRoleArns(config.bootstrapQualifier, region),
               }),
             ],
           }),
-          Preflight: new iam.PolicyDocument({
-            statements: preflightStatements(
-              this,
-              stage,
-              props.stageSettings?.[stage.stage],
-              props.stageRegions?.[stage.stage],
-            ),
-          }),
+          Preflight: new iam.PolicyDocument({ statements: preflight }),
         },
       });
-      const region = props.stageRegions?.[stage.stage];
-      acknowledgePreflightWildcards(role);
+      acknowledgePreflightWildcards(role, preflight);
       roles.set(stage.githubEnvironment, role);
       new CfnOutput(this, `${stage.id}DeployRoleArn`, {
         value: role.roleArn,
@@ -342,7 +339,7 @@ export class DeliveryAccessStack extends Stack {
       if (previewEnvironment) {
         roles.set(
           previewEnvironment,
-          this.previewRole(config, provider.oidcProviderArn, { ...stage, previewEnvironment }, props, region),
+          this.previewRole(config, provider.oidcProviderArn, { ...stage, previewEnvironment }, preflight, region),
         );
       }
     }
@@ -360,18 +357,13 @@ export class DeliveryAccessStack extends Stack {
     config: DeliveryAccessConfig,
     providerArn: string,
     stage: DeployedStage & { previewEnvironment: string },
-    props: DeliveryAccessStackProps,
+    preflight: iam.PolicyStatement[],
     region: string | undefined,
   ): iam.Role {
     const role = new iam.Role(this, `${stage.id}PreviewRole`, {
       description: `Read-only preview of ${stage.stackName} before its approval, from ${config.githubRepository}, environment ${stage.previewEnvironment}`,
       maxSessionDuration: Duration.hours(1),
-      assumedBy: new iam.WebIdentityPrincipal(providerArn, {
-        StringEquals: {
-          [`${GITHUB_OIDC_HOST}:aud`]: GITHUB_OIDC_AUDIENCE,
-          [`${GITHUB_OIDC_HOST}:sub`]: githubEnvironmentSubject(config.githubRepository, stage.previewEnvironment),
-        },
-      }),
+      assumedBy: githubEnvironmentPrincipal(providerArn, config.githubRepository, stage.previewEnvironment),
       inlinePolicies: {
         AssumeCdkLookupRole: new iam.PolicyDocument({
           statements: [
@@ -381,12 +373,10 @@ export class DeliveryAccessStack extends Stack {
             }),
           ],
         }),
-        Preflight: new iam.PolicyDocument({
-          statements: preflightStatements(this, stage, props.stageSettings?.[stage.stage], region),
-        }),
+        Preflight: new iam.PolicyDocument({ statements: preflight }),
       },
     });
-    acknowledgePreflightWildcards(role);
+    acknowledgePreflightWildcards(role, preflight);
     new CfnOutput(this, `${stage.id}PreviewRoleArn`, {
       value: role.roleArn,
       description: `Variable AWS_PREVIEW_ROLE_ARN of the GitHub environment ${stage.previewEnvironment}`,

@@ -456,6 +456,10 @@ export function costLines(config: StageConfig, inputs: CapacityInputs): CostLine
   return lines;
 }
 
+/** The web ACL and its rules: billed by the month, whatever the traffic. */
+const wafMonth = (stack: StackFacts) =>
+  stack.wafRules > 0 ? unitPrices.wafPerWebAclMonth + stack.wafRules * unitPrices.wafPerRuleMonth : 0;
+
 export function renderCost(config: StageConfig, inputs: CapacityInputs): string {
   const lines = costLines(config, inputs);
   const total = Object.fromEntries(
@@ -465,7 +469,7 @@ export function renderCost(config: StageConfig, inputs: CapacityInputs): string 
   const perMs = (stack.memoryMb / 1024) * unitPrices.lambdaPerGbSecond[stack.architecture] * 1e3;
   const fixedCosts =
     stack.wafRules > 0
-      ? ` Fixed, whatever the traffic: the web ACL and its ${stack.wafRules} rules, $${(unitPrices.wafPerWebAclMonth + stack.wafRules * unitPrices.wafPerRuleMonth).toFixed(2)} a month.`
+      ? ` Fixed, whatever the traffic: the web ACL and its ${stack.wafRules} rules, $${wafMonth(stack).toFixed(2)} a month.`
       : "";
   return [
     `Cost per million requests, ${config.id} (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
@@ -539,10 +543,6 @@ export function renderSharded(inputs: CapacityInputs): string {
     `Writes per create (table only; both designs also write the index once): current ${fixed(sharded.creates.current.writes)} writes, ${fixed(sharded.creates.current.writeUnits)} WRU; sharded ${fixed(sharded.creates.sharded.writes)} write, ${fixed(sharded.creates.sharded.writeUnits)} WRU.`,
   ].join("\n");
 }
-
-/** The web ACL and its rules: billed by the month, whatever the traffic. */
-const wafMonth = (stack: StackFacts) =>
-  stack.wafRules > 0 ? unitPrices.wafPerWebAclMonth + stack.wafRules * unitPrices.wafPerRuleMonth : 0;
 
 /** What a stage costs a month with no traffic at all, item by item (what tags let Billing split per stage). */
 export function baselineLines(config: StageConfig, inputs: CapacityInputs): { item: string; month: number }[] {
