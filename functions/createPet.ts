@@ -6,6 +6,7 @@ import { DynamoIdempotencyStore } from "../lib/idempotency/dynamoStore";
 import { parseIdempotencyKey } from "../lib/idempotency/header";
 import { IDEMPOTENT_REPLAYED_HEADER } from "../lib/idempotency/replayed";
 import type { IdempotencyStore } from "../lib/idempotency/store";
+import { collectionOf } from "../lib/pets/collection";
 import { createPetForRequest } from "../lib/pets/idempotentCreate";
 import { API_BASE_PATH, routes } from "../lib/routes";
 import { runtimeDependencies, runtimeTable } from "../lib/runtime";
@@ -20,7 +21,7 @@ export const createPetOperation =
     const { pet, replayed } = await createPetForRequest(
       deps,
       event.body as NewPet,
-      { apiKeyId: event.principal?.keyId, key },
+      { apiKeyId: event.principal?.keyId, key, collection: collectionOf(event.principal) },
       event.deadline,
     );
     return {

@@ -1,6 +1,7 @@
 import { apiHandler, type Operation } from "../lib/http/apiHandler";
 import { parseListPetsQuery } from "../lib/http/parameters";
 import type { Dependencies } from "../lib/http/types";
+import { collectionOf } from "../lib/pets/collection";
 import { listPets } from "../lib/pets/service";
 import { API_BASE_PATH, routes } from "../lib/routes";
 import { runtimeDependencies } from "../lib/runtime";
@@ -9,7 +10,11 @@ export const listPetsOperation =
   (deps: Dependencies): Operation =>
   async (event) => {
     const query = parseListPetsQuery(event);
-    const { pets, nextCursor } = await listPets(deps.pets, query, event.deadline);
+    const { pets, nextCursor } = await listPets(
+      deps.pets,
+      { ...query, collection: collectionOf(event.principal) },
+      event.deadline,
+    );
     const headers: Record<string, string> = {};
     if (nextCursor) {
       const next = new URLSearchParams({ limit: String(query.limit) });

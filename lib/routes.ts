@@ -47,7 +47,11 @@ export const routes = {
     path: "/pets",
     handlerFile: "functions/listPets.ts",
     summary: "List animals, optionally filtered by status, oldest first.",
-    dynamoAccess: { pets: ["dynamodb:Query"], petsByStatus: ["dynamodb:Query"] },
+    dynamoAccess: {
+      pets: ["dynamodb:Query"],
+      syntheticPets: ["dynamodb:Query"],
+      petsByStatus: ["dynamodb:Query"],
+    },
     jsonBody: false,
   },
   createPet: {
@@ -59,6 +63,7 @@ export const routes = {
     dynamoAccess: {
       // Insert, then read back a pet a retried create may have inserted already.
       pets: ["dynamodb:PutItem", "dynamodb:GetItem"],
+      syntheticPets: ["dynamodb:PutItem", "dynamodb:GetItem"],
       petIdCounter: ["dynamodb:UpdateItem"],
       idempotencyRecords: ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:DeleteItem"],
     },
@@ -70,7 +75,7 @@ export const routes = {
     path: "/pets/{petId}",
     handlerFile: "functions/getPet.ts",
     summary: "Get an animal by id (deprecated: use GET /pets with the status filter).",
-    dynamoAccess: { pets: ["dynamodb:GetItem"] },
+    dynamoAccess: { pets: ["dynamodb:GetItem"], syntheticPets: ["dynamodb:GetItem"] },
     jsonBody: false,
     deprecation: {
       deprecatedAt: new Date("2026-11-23T00:00:00Z"),

@@ -76,12 +76,12 @@ export async function localApiKey(
       throw new StartupError(
         `PETSTORE_API_KEY was revoked; create another with: ${MAKE_ONE} (or unset it for a new key at each start).`,
       );
-    if (!record) await issueApiKey(store, "local", "PETSTORE_API_KEY", now, pinned);
+    if (!record) await issueApiKey(store, "local", "PETSTORE_API_KEY", { now, key: pinned });
     return { key: pinned, source: "pinned", madeByNpmStart: record !== undefined && isNpmStartKeyName(record.name) };
   }
   // Revoked before the new key exists, so that a failure in between never leaves two working.
   const revoked = await revokeEarlierStartKeys(store, now);
-  const { key } = await issueApiKey(store, "local", NPM_START_KEY_NAME, now);
+  const { key } = await issueApiKey(store, "local", NPM_START_KEY_NAME, { now });
   return { key, source: "new", revoked };
 }
 

@@ -3,7 +3,7 @@
  * its hash is stored. Talks to the local DynamoDB unless --stage names a deployed stage, whose
  * table it finds in the stage's stack outputs with the caller's AWS credentials and region.
  *
- *   npm run keys -- create --name NAME [--quiet] [--stage staging|prod [--table NAME] [--region R]]
+ *   npm run keys -- create --name NAME [--synthetic] [--quiet] [--stage staging|prod [--table NAME] [--region R]]
  *   npm run keys -- list [--stage …]
  *   npm run keys -- revoke KEY_ID [--stage …]
  *
@@ -23,6 +23,7 @@ import { type DeployedStageName, deployedStages, STACK_OUTPUTS } from "../infra/
 import { type ApiKeyRecord, issueApiKey } from "../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { KEY_CACHE_TTL_MS } from "../lib/auth/verifier";
+import { SYNTHETIC_PET_RETENTION_SECONDS } from "../lib/pets/collection";
 import { LocalDatabaseError, openLocalDatabase } from "../local/localDatabase";
 import { isNpmStartKeyName } from "../local/localKey";
 import {
@@ -40,11 +41,14 @@ const listColumns: readonly { readonly title: string; readonly value: (record: A
   { title: "NAME", value: (record) => record.name },
   { title: "CREATED", value: (record) => record.createdAt },
   { title: "REVOKED", value: (record) => record.revokedAt ?? "-" },
+  { title: "SYNTHETIC", value: (record) => (record.synthetic ? "yes" : "-") },
 ];
 
 const usage = `Usage:
   npm run keys -- create --name NAME [--quiet]   issue a key; prints it once (--quiet: only the key, for
-                                                 KEY=$(npm run -s keys -- create --name NAME --quiet))
+                   [--synthetic]                 KEY=$(npm run -s keys -- create --name NAME --quiet)); --synthetic:
+                                                 a key for checks (smoke runs): its pets are seen by no other
+                                                 key and expire after ${SYNTHETIC_PET_RETENTION_SECONDS / 3600} h
   npm run keys -- list                           list keys: ${listColumns.map((column) => column.title.toLowerCase()).join(", ")}
   npm run keys -- revoke KEY_ID                  revoke a key; it stops working within ${(2 * KEY_CACHE_TTL_MS) / 1000} s
 Options:
@@ -79,7 +83,13 @@ export type KeysTarget =
 
 export type KeysCommand =
   | { readonly command: "help" }
-  | { readonly command: "create"; readonly name: string; readonly quiet: boolean; readonly target: KeysTarget }
+  | {
+      readonly command: "create";
+      readonly name: string;
+      readonly quiet: boolean;
+      readonly synthetic: boolean;
+      readonly target: KeysTarget;
+    }
   | { readonly command: "list"; readonly target: KeysTarget }
   | { readonly command: "revoke"; readonly keyId: string; readonly target: KeysTarget };
 
@@ -98,6 +108,7 @@ export function parseKeysArguments(argv: readonly string[], env: NodeJS.ProcessE
     options: {
       name: { type: "string" },
       quiet: { type: "boolean", default: false },
+      synthetic: { type: "boolean", default: false },
       stage: { type: "string" },
       endpoint: { type: "string" },
       table: { type: "string" },
@@ -146,7 +157,7 @@ export function parseKeysArguments(argv: readonly string[], env: NodeJS.ProcessE
         throw new UsageError(
           `"${values.name}" is the name npm start gives the keys it makes and revokes at its next start; choose another name.`,
         );
-      return { command, name: values.name, quiet: values.quiet, target };
+      return { command, name: values.name, quiet: values.quiet, synthetic: values.synthetic, target };
     case "list":
       return { command, target };
     case "revoke": {
@@ -243,14 +254,14 @@ export async function runKeys(
     const { store } = opened;
     switch (parsed.command) {
       case "create": {
-        const { key, record } = await issueApiKey(store, target.stage, parsed.name);
+        const { key, record } = await issueApiKey(store, target.stage, parsed.name, { synthetic: parsed.synthetic });
         if (parsed.quiet) {
           const notice = npmBannerWarning(process.env, Boolean(process.stdout.isTTY));
           if (notice) warn(notice);
           print(key);
         } else {
           print(
-            `Created ${record.keyId} (${record.name}) ${opened.where}. The key is shown once; store it now:\n${key}`,
+            `Created ${record.synthetic ? "synthetic key " : ""}${record.keyId} (${record.name}) ${opened.where}. The key is shown once; store it now:\n${key}`,
           );
         }
         return;

@@ -2,8 +2,10 @@
  * `PETSTORE_API_KEY=KEY npm run smoke -- --base-url URL`: a black-box pass over a running stage
  * (deployed or `npm start`) with nothing but HTTP. Prints one line per check and a total; exits 1
  * on any failure, and with one line (no check run) for a base URL without /v1 or a stage it cannot
- * reach. It only adds pets, each named `smoke-<random>-…`, so it is safe to run against a shared
- * stage. The checks themselves are in lib/smoke/checks.ts, which the deployed synthetic check runs too.
+ * reach. It only adds pets, each named `smoke-<random>-…`; with a synthetic key (`npm run keys --
+ * create --synthetic`) no other key ever sees them and they expire by themselves, so it is safe to
+ * run against a shared stage, production included. The checks themselves are in lib/smoke/checks.ts,
+ * which the deployed synthetic check runs too.
  *
  * The key comes from PETSTORE_API_KEY: npm prints a script's whole command line, so a key given as
  * --key ends up on the terminal and in CI logs. --key still works. The key is never printed.
@@ -19,7 +21,10 @@ const usage = `Usage: PETSTORE_API_KEY=KEY npm run smoke -- --base-url URL
   --base-url URL     the stage's base URL, ending in ${API_BASE_PATH} (its BaseUrl stack output;
                      http://127.0.0.1:3000${API_BASE_PATH} for npm start)
 Environment:
-  PETSTORE_API_KEY   an API key of that stage (npm run keys -- create …); never printed
+  PETSTORE_API_KEY   an API key of that stage; never printed. Use a synthetic key
+                     (npm run keys -- create --synthetic --name NAME): the pets a run adds are then
+                     seen by no other key and expire by themselves; with any other key they stay
+                     in every client's listing
 Also:
   --key KEY          the key, when PETSTORE_API_KEY is unset; avoid it: npm prints the command line,
                      so the key shows on the terminal and in CI logs

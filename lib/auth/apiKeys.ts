@@ -77,6 +77,11 @@ export interface ApiKeyRecord {
   readonly keyHash: string;
   readonly createdAt: string;
   readonly revokedAt?: string | undefined;
+  /**
+   * A key of the project's own checks: its pets are its own, invisible to every other key, and
+   * expire by themselves (lib/pets/collection.ts). Set when the key is issued, never changed.
+   */
+  readonly synthetic?: boolean | undefined;
 }
 
 export interface ApiKeyStore {
@@ -91,6 +96,16 @@ export interface ApiKeyStore {
 /** Who made a request: what handlers and logs may know about the key. */
 export interface Principal {
   readonly keyId: string;
+  /** The key is synthetic (ApiKeyRecord.synthetic): its requests see a collection of their own. */
+  readonly synthetic?: boolean;
+}
+
+export interface IssueOptions {
+  readonly now?: Date;
+  /** The key to store, when it was chosen elsewhere (a pinned local key); generated otherwise. */
+  readonly key?: string;
+  /** A key of the project's own checks (ApiKeyRecord.synthetic). */
+  readonly synthetic?: boolean;
 }
 
 /** Issues a key: stores its hash and returns the key, which is never stored or shown again. */
@@ -98,12 +113,17 @@ export async function issueApiKey(
   store: ApiKeyStore,
   stage: StageName,
   name: string,
-  now = new Date(),
-  key = generateApiKey(stage),
+  { now = new Date(), key = generateApiKey(stage), synthetic = false }: IssueOptions = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   if (!hasApiKeyShape(key, stage))
     throw new Error(`An API key for ${stage} must look like ${apiKeyPrefix(stage)}<43 letters or digits>.`);
-  const record: ApiKeyRecord = { keyId: generateKeyId(), name, keyHash: hashApiKey(key), createdAt: now.toISOString() };
+  const record: ApiKeyRecord = {
+    keyId: generateKeyId(),
+    name,
+    keyHash: hashApiKey(key),
+    createdAt: now.toISOString(),
+    ...(synthetic ? { synthetic: true } : {}),
+  };
   await store.save(record);
   return { key, record };
 }

@@ -18,6 +18,7 @@ function toRecord(item: Record<string, unknown>): ApiKeyRecord {
     keyHash: item.sk as string,
     createdAt: item.createdAt as string,
     revokedAt: item.revokedAt as string | undefined,
+    ...(item.synthetic === true ? { synthetic: true } : {}),
   };
 }
 
@@ -47,6 +48,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
             name: record.name,
             createdAt: record.createdAt,
             revokedAt: record.revokedAt,
+            ...(record.synthetic ? { synthetic: true } : {}),
           },
           ConditionExpression: "attribute_not_exists(pk)",
         }),

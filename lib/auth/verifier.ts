@@ -28,7 +28,10 @@ export function createApiKeyVerifier(
       const cached = cache.get(keyHash);
       if (cached && cached.expiresAt > now()) return cached.principal;
       const record = await store.findByHash(keyHash, deadline);
-      const principal = record && !record.revokedAt ? { keyId: record.keyId } : undefined;
+      const principal =
+        record && !record.revokedAt
+          ? { keyId: record.keyId, ...(record.synthetic ? { synthetic: true } : {}) }
+          : undefined;
       cache.delete(keyHash);
       if (cache.size >= MAX_CACHED_KEYS) {
         const oldest = cache.keys().next().value;

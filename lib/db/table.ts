@@ -3,22 +3,29 @@
  * local table creation and the CDK table are all built from it.
  *
  * Single-table layout (pk, sk are both strings):
- * | item             | pk                     | sk                          |
- * |------------------|------------------------|-----------------------------|
- * | pet              | `PET`                  | id, zero-padded to 16 digits |
- * | API key          | `APIKEY`               | SHA-256 of the key, hex     |
- * | id counter       | `COUNTER`              | `pet`                       |
- * | idempotency rec. | `IDEMPOTENCY#<keyId>`  | the Idempotency-Key         |
+ * | item             | pk                       | sk                           |
+ * |------------------|--------------------------|------------------------------|
+ * | pet              | `PET`                    | id, zero-padded to 16 digits |
+ * | synthetic pet    | `SYNTHETIC_PET#<keyId>`  | id, zero-padded to 16 digits |
+ * | API key          | `APIKEY`                 | SHA-256 of the key, hex      |
+ * | id counter       | `COUNTER`                | `pet`                        |
+ * | idempotency rec. | `IDEMPOTENCY#<keyId>`    | the Idempotency-Key          |
  *
- * Idempotency records carry `expiresAt` (epoch seconds), the table's TTL attribute. DynamoDB
- * deletes expired items lazily (often days later) and dynalite never does, so readers treat an
- * expired record as absent; TTL only keeps the table from growing. No other item has `expiresAt`.
+ * Idempotency records and synthetic pets carry `expiresAt` (epoch seconds), the table's TTL
+ * attribute. DynamoDB deletes expired items lazily (within days) and dynalite never does, so
+ * readers treat an expired item as absent; TTL keeps the table from growing.
  *
- * Pets share one partition so that `GET /pets` is a single ordered Query (sk ascending = id
+ * Clients' pets share one partition so that `GET /pets` is a single ordered Query (sk ascending = id
  * ascending). The `byStatus` index (status, id) is sparse: only pet items carry `status` and `id`,
  * so a status-filtered page is a Query too, reading only the items it returns.
+ *
+ * A synthetic key's pets (the project's own checks: lib/pets/collection.ts) live in a partition of
+ * that key, and their `status` attribute, the index partition, names the key too
+ * (`SYNTHETIC_PET#<keyId>#pending`): no query another key runs, on the table or the index, ever
+ * reads them, so they cost clients nothing and never show in their answers.
  */
 import type { CreateTableCommandInput, KeySchemaElement, TableDescription } from "@aws-sdk/client-dynamodb";
+import type { PetCollection } from "../pets/collection";
 
 type KeyType = "S" | "N";
 interface KeyAttribute {
@@ -56,10 +63,24 @@ export const TTL_ATTRIBUTE = petTable.timeToLiveAttribute;
 
 const ID_DIGITS = 16; // Number.MAX_SAFE_INTEGER has 16 digits.
 const IDEMPOTENCY_PARTITION_PREFIX = "IDEMPOTENCY#";
+const SYNTHETIC_PET_PARTITION_PREFIX = "SYNTHETIC_PET#";
+
+/** The partition holding a collection's pets. */
+function petPartitionOf(collection: PetCollection): string {
+  return collection.kind === "shared" ? "PET" : `${SYNTHETIC_PET_PARTITION_PREFIX}${collection.keyId}`;
+}
 
 export const itemKeys = {
-  petPartition: "PET",
-  pet: (id: number) => ({ pk: "PET", sk: String(id).padStart(ID_DIGITS, "0") }),
+  petPartition: petPartitionOf({ kind: "shared" }),
+  pet: (id: number, collection: PetCollection) => ({
+    pk: petPartitionOf(collection),
+    sk: String(id).padStart(ID_DIGITS, "0"),
+  }),
+  /** The stored `status` of a collection's pet: its `byStatus` index partition. */
+  petStatusKey: (status: string, collection: PetCollection) =>
+    collection.kind === "shared" ? status : `${petPartitionOf(collection)}#${status}`,
+  /** The status of a pet from its stored `status` (the inverse of petStatusKey). */
+  petStatusOf: (statusKey: string) => statusKey.slice(statusKey.lastIndexOf("#") + 1),
   apiKeyPartition: "APIKEY",
   apiKey: (keyHash: string) => ({ pk: "APIKEY", sk: keyHash }),
   petIdCounter: { pk: "COUNTER", sk: "pet" },
@@ -76,7 +97,9 @@ export const itemKeys = {
  */
 export const tableAreas = {
   pets: { partitionKeys: [itemKeys.petPartition] },
-  /** The sparse `byStatus` index: only pet items carry its key attributes, so it holds nothing else. */
+  /** Synthetic keys' pets: one partition per key (lib/pets/collection.ts). */
+  syntheticPets: { partitionKeys: [`${SYNTHETIC_PET_PARTITION_PREFIX}*`] },
+  /** The sparse `byStatus` index: only pet items (both collections') carry its key attributes. */
   petsByStatus: { index: STATUS_INDEX },
   petIdCounter: { partitionKeys: [itemKeys.petIdCounter.pk] },
   idempotencyRecords: { partitionKeys: [`${IDEMPOTENCY_PARTITION_PREFIX}*`] },

@@ -12,7 +12,8 @@ function singleQueryParameter(event: ApiEvent, name: string): string | undefined
   return values?.[0] ?? event.queryStringParameters?.[name] ?? undefined;
 }
 
-export function parseListPetsQuery(event: ApiEvent): ListPetsQuery {
+/** The listing's query parameters; whose pets it lists comes from the caller (lib/pets/collection.ts). */
+export function parseListPetsQuery(event: ApiEvent): Omit<ListPetsQuery, "collection"> {
   const rawLimit = singleQueryParameter(event, "limit");
   const rawStatus = singleQueryParameter(event, "status");
   const rawCursor = singleQueryParameter(event, "cursor");

@@ -42,6 +42,7 @@ import type { Deadline } from "../db/deadline";
 import { IdempotencyKeyInProgressError, IdempotencyKeyReusedError } from "../errors";
 import { requestHash as hashRequest } from "../idempotency/requestHash";
 import { epochSeconds, type IdempotencyScope, type IdempotencyStore, isExpired } from "../idempotency/store";
+import type { PetCollection } from "./collection";
 import type { PetRepository } from "./repository";
 import { createPet, insertPet, petFromRequest } from "./service";
 
@@ -71,25 +72,37 @@ export interface CreateOutcome {
 type Lease = { readonly kind: "replay"; readonly pet: Pet } | { readonly kind: "held"; readonly petId?: number };
 
 /**
- * Creates a pet for a `POST /pets`: exactly once per (API key, Idempotency-Key) when the client
- * sent a key, plainly otherwise.
+ * Creates a pet for a `POST /pets` in the caller's collection: exactly once per (API key,
+ * Idempotency-Key) when the client sent a key, plainly otherwise.
  */
 export async function createPetForRequest(
   deps: IdempotentCreateDependencies,
   newPet: NewPet,
-  idempotency: { readonly apiKeyId: string | undefined; readonly key: string | undefined },
+  request: {
+    readonly apiKeyId: string | undefined;
+    readonly key: string | undefined;
+    readonly collection: PetCollection;
+  },
   deadline?: Deadline,
 ): Promise<CreateOutcome> {
-  if (idempotency.key === undefined) return { pet: await createPet(deps.pets, newPet, deadline), replayed: false };
+  if (request.key === undefined)
+    return { pet: await createPet(deps.pets, newPet, request.collection, deadline), replayed: false };
   // Keys are scoped to the API key; without one the scope would be shared, so refuse to guess.
-  if (idempotency.apiKeyId === undefined) throw new Error("Idempotency-Key used on a request without a principal.");
-  return createPetIdempotently(deps, { apiKeyId: idempotency.apiKeyId, key: idempotency.key }, newPet, deadline);
+  if (request.apiKeyId === undefined) throw new Error("Idempotency-Key used on a request without a principal.");
+  return createPetIdempotently(
+    deps,
+    { apiKeyId: request.apiKeyId, key: request.key },
+    newPet,
+    request.collection,
+    deadline,
+  );
 }
 
 export async function createPetIdempotently(
   deps: IdempotentCreateDependencies,
   scope: IdempotencyScope,
   newPet: NewPet,
+  collection: PetCollection,
   deadline?: Deadline,
 ): Promise<CreateOutcome> {
   // Hashed once, before anything runs, so the record's identity cannot drift with the request.
@@ -111,7 +124,7 @@ export async function createPetIdempotently(
     }
     const pet = petFromRequest(petId, newPet);
     insertTried = true;
-    await insertPet(deps.pets, pet, deadline);
+    await insertPet(deps.pets, pet, collection, deadline);
     // If the lock was taken over meanwhile, the new holder has the same id and records the same pet.
     await deps.idempotency.complete(
       scope,

@@ -10,9 +10,12 @@ import {
 import { MAX_SAFE_ID, type Pet, type PetStatus } from "../contract/schemas";
 import type { Deadline } from "../db/deadline";
 import { storeCall } from "../db/storeErrors";
-import { itemKeys, STATUS_INDEX } from "../db/table";
+import { itemKeys, STATUS_INDEX, TTL_ATTRIBUTE } from "../db/table";
+import { type PetCollection, SYNTHETIC_PET_RETENTION_SECONDS } from "./collection";
 
 export interface PetPageQuery {
+  /** Whose pets: only this collection's are read (lib/pets/collection.ts). */
+  readonly collection: PetCollection;
   readonly limit: number;
   /** Only pets with a larger id; 0 for the first page. */
   readonly afterId: number;
@@ -26,13 +29,18 @@ export interface PetPage {
   readonly hasMore: boolean;
 }
 
-/** Every call takes the request's deadline, past which it gives up (see lib/db/deadline.ts). */
+/**
+ * Every call takes the request's deadline, past which it gives up (see lib/db/deadline.ts), and
+ * reads or writes one collection's pets only (lib/pets/collection.ts). Ids come from one counter
+ * for all collections, so an id names at most one pet anywhere.
+ */
 export interface PetRepository {
   /** A new id, never handed out before. Gaps are possible (a create that fails after this). */
   allocateId(deadline?: Deadline): Promise<number>;
-  /** Stores a pet unless one with its id exists; says which happened. */
-  insert(pet: Pet, deadline?: Deadline): Promise<"created" | "exists">;
-  get(id: number, deadline?: Deadline): Promise<Pet | undefined>;
+  /** Stores a pet in the collection unless one with its id exists there; says which happened. */
+  insert(pet: Pet, collection: PetCollection, deadline?: Deadline): Promise<"created" | "exists">;
+  /** The collection's pet with this id; undefined when the collection has none. */
+  get(id: number, collection: PetCollection, deadline?: Deadline): Promise<Pet | undefined>;
   page(query: PetPageQuery, deadline?: Deadline): Promise<PetPage>;
 }
 
@@ -40,9 +48,20 @@ export class IdSpaceExhaustedError extends Error {
   override readonly name = "IdSpaceExhaustedError";
 }
 
-/** The stored form of a pet. Exported for test fixtures, which must write exactly this. */
-export function petItem(pet: Pet, createdAt: Date): Record<string, unknown> {
-  return { ...itemKeys.pet(pet.id), ...pet, createdAt: createdAt.toISOString() };
+/**
+ * The stored form of a pet in its collection: a synthetic key's pets also carry the table's TTL
+ * attribute. Exported for test fixtures, which must write exactly this.
+ */
+export function petItem(pet: Pet, createdAt: Date, collection: PetCollection): Record<string, unknown> {
+  return {
+    ...itemKeys.pet(pet.id, collection),
+    ...pet,
+    status: itemKeys.petStatusKey(pet.status, collection),
+    createdAt: createdAt.toISOString(),
+    ...(collection.kind === "synthetic"
+      ? { expiresAt: Math.floor(createdAt.getTime() / 1000) + SYNTHETIC_PET_RETENTION_SECONDS }
+      : {}),
+  };
 }
 
 /** A pet from its stored form (also as kept inside an idempotency record). */
@@ -51,7 +70,29 @@ export function toPet(item: Record<string, unknown>): Pet {
     id: item.id as number,
     name: item.name as string,
     categoryId: item.categoryId as number,
-    status: item.status as PetStatus,
+    status: itemKeys.petStatusOf(item.status as string) as PetStatus,
+  };
+}
+
+/** A synthetic key's pet past its expiry (clients' pets never expire); DynamoDB deletes it later. */
+function hasExpired(item: Record<string, unknown>): boolean {
+  return typeof item[TTL_ATTRIBUTE] === "number" && item[TTL_ATTRIBUTE] <= Math.floor(Date.now() / 1000);
+}
+
+/**
+ * A synthetic collection's query, leaving out expired pets: TTL deletes them only within days, and
+ * until then they "still show up in reads, queries, and scans"; AWS's advice is this filter
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ttl-expired-items.html). A
+ * check's listing must reach its own new pets. Expired pets have the lowest ids of the collection
+ * (they are its oldest), so only a listing's first page reads them, and only a synthetic key's:
+ * clients' queries never touch a synthetic partition.
+ */
+function unexpired(query: QueryCommandInput): QueryCommandInput {
+  return {
+    ...query,
+    FilterExpression: "#expiresAt > :now",
+    ExpressionAttributeNames: { ...query.ExpressionAttributeNames, "#expiresAt": TTL_ATTRIBUTE },
+    ExpressionAttributeValues: { ...query.ExpressionAttributeValues, ":now": Math.floor(Date.now() / 1000) },
   };
 }
 
@@ -83,14 +124,14 @@ export class DynamoPetRepository implements PetRepository {
     return id;
   }
 
-  async insert(pet: Pet, deadline?: Deadline): Promise<"created" | "exists"> {
+  async insert(pet: Pet, collection: PetCollection, deadline?: Deadline): Promise<"created" | "exists"> {
     try {
       await storeCall(
         (options) =>
           this.client.send(
             new PutCommand({
               TableName: this.tableName,
-              Item: petItem(pet, new Date()),
+              Item: petItem(pet, new Date(), collection),
               ConditionExpression: "attribute_not_exists(pk)",
             }),
             options,
@@ -104,19 +145,19 @@ export class DynamoPetRepository implements PetRepository {
     }
   }
 
-  async get(id: number, deadline?: Deadline): Promise<Pet | undefined> {
+  async get(id: number, collection: PetCollection, deadline?: Deadline): Promise<Pet | undefined> {
     const result = await storeCall(
       (options) =>
         this.client.send(
-          new GetCommand({ TableName: this.tableName, Key: itemKeys.pet(id), ConsistentRead: true }),
+          new GetCommand({ TableName: this.tableName, Key: itemKeys.pet(id, collection), ConsistentRead: true }),
           options,
         ),
       deadline,
     );
-    return result.Item ? toPet(result.Item) : undefined;
+    return result.Item && !hasExpired(result.Item) ? toPet(result.Item) : undefined;
   }
 
-  async page({ limit, afterId, status }: PetPageQuery, deadline?: Deadline): Promise<PetPage> {
+  async page({ collection, limit, afterId, status }: PetPageQuery, deadline?: Deadline): Promise<PetPage> {
     // One item more than the page tells whether another page exists without an empty last page.
     const wanted = limit + 1;
     const base: QueryCommandInput =
@@ -124,7 +165,10 @@ export class DynamoPetRepository implements PetRepository {
         ? {
             TableName: this.tableName,
             KeyConditionExpression: "pk = :pk AND sk > :after",
-            ExpressionAttributeValues: { ":pk": itemKeys.petPartition, ":after": itemKeys.pet(afterId).sk },
+            ExpressionAttributeValues: {
+              ":pk": itemKeys.pet(afterId, collection).pk,
+              ":after": itemKeys.pet(afterId, collection).sk,
+            },
             ConsistentRead: true,
           }
         : {
@@ -132,8 +176,9 @@ export class DynamoPetRepository implements PetRepository {
             IndexName: STATUS_INDEX,
             KeyConditionExpression: "#status = :status AND id > :after",
             ExpressionAttributeNames: { "#status": "status" },
-            ExpressionAttributeValues: { ":status": status, ":after": afterId },
+            ExpressionAttributeValues: { ":status": itemKeys.petStatusKey(status, collection), ":after": afterId },
           };
+    const query = collection.kind === "shared" ? base : unexpired(base);
     const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
     // Query stops at 1 MB; keep reading until the page is full or the matches run out.
@@ -141,7 +186,13 @@ export class DynamoPetRepository implements PetRepository {
       const result = await storeCall(
         (options) =>
           this.client.send(
-            new QueryCommand({ ...base, Limit: wanted - items.length, ExclusiveStartKey: startKey }),
+            new QueryCommand({
+              ...query,
+              // Limit counts items read before the filter: a synthetic collection's expired pets
+              // would otherwise take one round trip per page size (see unexpired).
+              ...(query.FilterExpression ? {} : { Limit: wanted - items.length }),
+              ExclusiveStartKey: startKey,
+            }),
             options,
           ),
         deadline,

@@ -2,7 +2,9 @@
  * The smoke checks: a black-box pass over a running stage (deployed or `npm start`) with nothing
  * but HTTP and a key of that stage. One source for the `npm run smoke` command (scripts/smoke.ts)
  * and the deployed synthetic check that runs them every few minutes (lib/synthetic/check.ts).
- * They only add pets, each named `smoke-<random>-…`, so they are safe to run against a shared stage.
+ * They only add pets, each named `smoke-<random>-…`; run with a synthetic key (lib/pets/collection.ts),
+ * as the synthetic check and the pipeline do, no other key ever sees them and they expire by
+ * themselves, so the checks are safe to run against a shared stage, production included.
  */
 import { randomBytes } from "node:crypto";
 import { MAX_BODY_BYTES } from "../contract/schemas";

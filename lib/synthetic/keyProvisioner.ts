@@ -2,7 +2,8 @@
  * The synthetic check's API key, provisioned at deploy time by a CloudFormation custom resource
  * (infra/stacks/syntheticCheck.ts). The key is generated here, in the same format and by the same
  * code as `npm run keys` (lib/auth/apiKeys.ts), and goes to one place only: the stack's secret.
- * The keys store gets the usual record holding the key's SHA-256 hash (lib/auth/dynamoApiKeyStore.ts).
+ * The keys store gets the usual record holding the key's SHA-256 hash (lib/auth/dynamoApiKeyStore.ts),
+ * marked synthetic: the pets the check creates are its own, never seen by clients (lib/pets/collection.ts).
  * The key is never returned to CloudFormation, logged or written anywhere else.
  *
  * - Create and Update (the table, secret or key generation changed): a new key goes to the secret,
@@ -79,7 +80,7 @@ export async function provisionSyntheticKey(
   }
 
   const store = deps.storeFor(properties.TableName);
-  const { key, record } = await issueApiKey(store, properties.Stage, SYNTHETIC_KEY_NAME, now);
+  const { key, record } = await issueApiKey(store, properties.Stage, SYNTHETIC_KEY_NAME, { now, synthetic: true });
   try {
     await deps.writeSecret(properties.SecretArn, key);
   } catch (error) {

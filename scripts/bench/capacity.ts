@@ -226,6 +226,7 @@ const OPERATION_OF: Record<CostedRequest, keyof typeof routes> = {
 
 const AREA_NAMES: Record<TableArea, string> = {
   pets: "`PET` partition",
+  syntheticPets: "one synthetic key's `SYNTHETIC_PET#` partition",
   petsByStatus: "`byStatus` index, one status value's partition",
   petIdCounter: "id counter item (`COUNTER`)",
   idempotencyRecords: "one API key's idempotency partition",

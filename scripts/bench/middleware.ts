@@ -5,6 +5,7 @@
  * middlewares. Every side gets the same kind of request; log and metric lines are built in full
  * but written nowhere, so the figures include their cost but no I/O.
  */
+
 import { fileURLToPath } from "node:url";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
@@ -26,6 +27,7 @@ import { apiHandler, type ChainHooks, chainSteps, type Operation, type ProxyHand
 import type { ApiEvent } from "../../lib/http/types";
 import { InMemoryIdempotencyStore } from "../../lib/idempotency/inMemoryStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
+import { SHARED_PETS } from "../../lib/pets/collection";
 import { InMemoryPetRepository } from "../../lib/pets/inMemoryRepository";
 import { type OperationId, routes } from "../../lib/routes";
 import { toProxyEvent } from "../../local/proxyEvent";
@@ -189,12 +191,10 @@ async function dependencies(withTelemetry: boolean) {
   const pets = new InMemoryPetRepository();
   const statuses: PetStatus[] = ["available", "pending", "sold"];
   for (let id = 1; id <= 100; id++) {
-    await pets.insert({
-      id: await pets.allocateId(),
-      name: `pet ${id}`,
-      categoryId: 1,
-      status: statuses[id % 3] as PetStatus,
-    });
+    await pets.insert(
+      { id: await pets.allocateId(), name: `pet ${id}`, categoryId: 1, status: statuses[id % 3] as PetStatus },
+      SHARED_PETS,
+    );
   }
   const deps: CreatePetDependencies = {
     pets,

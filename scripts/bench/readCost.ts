@@ -3,6 +3,7 @@
  * (ScannedCount of each Query; a GetItem reads the one item its key names), on an in-memory
  * dynalite seeded with 1,000 and then 10,000 pets, 1% of them sold.
  */
+
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { APIGatewayProxyResult, Context } from "aws-lambda";
@@ -15,6 +16,7 @@ import type { Pet, PetStatus } from "../../lib/contract/schemas";
 import { itemKeys } from "../../lib/db/table";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
 import type { Dependencies } from "../../lib/http/types";
+import { SHARED_PETS } from "../../lib/pets/collection";
 import { DynamoPetRepository, petItem } from "../../lib/pets/repository";
 import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
 import { toProxyEvent } from "../../local/proxyEvent";
@@ -68,7 +70,7 @@ async function seed(client: DynamoDBDocumentClient, fromId: number, toId: number
   for (let start = fromId; start <= toId; start += 25) {
     const batch: Record<string, unknown>[] = [];
     for (let id = start; id <= Math.min(toId, start + 24); id++) {
-      batch.push(petItem({ id, name: `pet ${id}`, categoryId: 1, status: statusOf(id) }, createdAt));
+      batch.push(petItem({ id, name: `pet ${id}`, categoryId: 1, status: statusOf(id) }, createdAt, SHARED_PETS));
     }
     batches.push(batch);
   }

@@ -12,6 +12,7 @@
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations
  */
+
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { APIGatewayProxyResult, Context } from "aws-lambda";
@@ -27,6 +28,7 @@ import { itemKeys, type TableArea, tableAreas } from "../../lib/db/table";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
 import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
+import { SHARED_PETS } from "../../lib/pets/collection";
 import { DynamoPetRepository, petItem } from "../../lib/pets/repository";
 import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
 import { toProxyEvent } from "../../local/proxyEvent";
@@ -169,7 +171,11 @@ const statusOf = (id: number): PetStatus => (id % 2 === 0 ? "available" : "pendi
 async function seed(client: DynamoDBDocumentClient): Promise<void> {
   const createdAt = new Date();
   const items = Array.from({ length: SEEDED_PETS }, (_, index) =>
-    petItem({ id: index + 1, name: `Pet number ${index + 1}`, categoryId: 3, status: statusOf(index + 1) }, createdAt),
+    petItem(
+      { id: index + 1, name: `Pet number ${index + 1}`, categoryId: 3, status: statusOf(index + 1) },
+      createdAt,
+      SHARED_PETS,
+    ),
   );
   for (let start = 0; start < items.length; start += 25) {
     const batch = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));

@@ -10,6 +10,7 @@
  *   same order as one Query of the single partition.
  * Nothing here is wired into the service: it exists to be measured and compared.
  */
+
 import { randomInt } from "node:crypto";
 import { ConditionalCheckFailedException, CreateTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
@@ -21,6 +22,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import type { Pet, PetStatus } from "../../lib/contract/schemas";
 import { itemKeys, petTable } from "../../lib/db/table";
+import { SHARED_PETS } from "../../lib/pets/collection";
 import { DynamoPetRepository, type PetPage, type PetPageQuery, petItem, toPet } from "../../lib/pets/repository";
 import { createPet } from "../../lib/pets/service";
 import { ensureTable, startEmbeddedDynamo, waitUntilActive } from "../../local/dynamo";
@@ -291,7 +293,7 @@ export async function walkPages(
   const walked: Pet[][] = [];
   let afterId = 0;
   while (walked.length < pages) {
-    const page = await read({ ...query, afterId });
+    const page = await read({ ...query, afterId, collection: SHARED_PETS });
     walked.push(page.pets);
     const last = page.pets.at(-1);
     if (!page.hasMore || !last) break;
@@ -328,7 +330,9 @@ export async function measureShardedDesign(endpoint?: string): Promise<ShardedDe
     await ensureTable(raw, currentTable);
     const createdAt = new Date();
     for (let start = 0; start < pets.length; start += 25) {
-      const batch = pets.slice(start, start + 25).map((pet) => ({ PutRequest: { Item: petItem(pet, createdAt) } }));
+      const batch = pets
+        .slice(start, start + 25)
+        .map((pet) => ({ PutRequest: { Item: petItem(pet, createdAt, SHARED_PETS) } }));
       await client.send(new BatchWriteCommand({ RequestItems: { [currentTable]: batch } }));
     }
     const current = new DynamoPetRepository(client, currentTable);
@@ -369,7 +373,7 @@ export async function measureShardedDesign(endpoint?: string): Promise<ShardedDe
     const CREATES = 20;
     const newPet = { name: "Rex", categoryId: 3, status: "available" as const };
     resetCalls(log);
-    for (let index = 0; index < CREATES; index++) await createPet(current, newPet);
+    for (let index = 0; index < CREATES; index++) await createPet(current, newPet, SHARED_PETS);
     const currentCreates = { writes: log.writes / CREATES, writeUnits: log.writeUnits / CREATES };
     resetCalls(log);
     const store = stores.get(SHARD_COUNTS[0]) as ShardedPetStore;

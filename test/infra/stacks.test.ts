@@ -2,6 +2,7 @@
  * Template tests of both stages, on the app as `npx cdk synth` builds it (synthesised once for the
  * whole file). Expected values come from the issue and the API decisions, or from the stage config.
  */
+
 import { Token } from "aws-cdk-lib";
 import type { Template } from "aws-cdk-lib/assertions";
 import * as lambda from "aws-cdk-lib/aws-lambda";
@@ -18,6 +19,7 @@ import {
   DYNAMODB_REQUEST_TIMEOUT_MS,
 } from "../../lib/db/client";
 import { itemKeys, petTable, STATUS_INDEX } from "../../lib/db/table";
+import { SHARED_PETS } from "../../lib/pets/collection";
 import { routeList, routes } from "../../lib/routes";
 import { synthesizedStages } from "./app";
 
@@ -368,7 +370,7 @@ describe.each(stages)("$id stage", (config) => {
     const get = dynamoGrantsOf(template, routes.getPet.path, routes.getPet.method);
     const create = dynamoGrantsOf(template, routes.createPet.path, routes.createPet.method);
     const apiKeys = itemKeys.apiKey("0".repeat(64)).pk;
-    const pets = itemKeys.pet(1).pk;
+    const pets = itemKeys.pet(1, SHARED_PETS).pk;
     const counter = itemKeys.petIdCounter.pk;
     const idempotency = itemKeys.idempotency("key_abc", "retry-1").pk;
 

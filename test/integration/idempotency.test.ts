@@ -406,10 +406,10 @@ describe("a crash between any two writes of a create", () => {
       reachedInsert = resolve;
     });
     const insert = zombie.deps.pets.insert.bind(zombie.deps.pets);
-    zombie.deps.pets.insert = async (pet) => {
+    zombie.deps.pets.insert = async (pet, collection) => {
       reachedInsert();
       await stalled;
-      return insert(pet);
+      return insert(pet, collection);
     };
     const late = postIn(zombie, { name, categoryId: 1 }, idempotencyKey);
     await atInsert;

@@ -246,7 +246,7 @@ describe("npm run keys with DYNAMODB_ENDPOINT", () => {
     const created = await keys(["create", "--name", "ci robot", "--quiet"], cwd, env);
     const key = created.output.trim();
     const listed = await keys(["list"], cwd, env);
-    const keyId = /^(key_\w+) +ci robot +\S+ +-$/m.exec(listed.output)?.[1] ?? "";
+    const keyId = /^(key_\w+) +ci robot +\S+ +- +-$/m.exec(listed.output)?.[1] ?? "";
     const revoked = await keys(["revoke", keyId], cwd, env);
     const afterRevoke = await keys(["list"], cwd, env);
     const { server, baseUrl } = await startNpmStartOn(cwd, env);
@@ -258,7 +258,7 @@ describe("npm run keys with DYNAMODB_ENDPOINT", () => {
     expect(listed.output).not.toContain(key);
     expect(keyId).toMatch(/^key_/);
     expect(revoked.code).toBe(0);
-    expect(afterRevoke.output).toMatch(new RegExp(`^${keyId} +ci robot +\\S+ +\\d{4}-\\d\\d-\\d\\dT\\S+Z$`, "m"));
+    expect(afterRevoke.output).toMatch(new RegExp(`^${keyId} +ci robot +\\S+ +\\d{4}-\\d\\d-\\d\\dT\\S+Z +-$`, "m"));
     expect(response.status).toBe(401);
   });
 
@@ -274,14 +274,27 @@ describe("npm run keys with DYNAMODB_ENDPOINT", () => {
     const row = rows.find((line) => line.includes("column check")) ?? "";
     const cells = row.split(/ {2,}/);
 
-    expect(helpColumns).toEqual(["id", "name", "created", "revoked"]);
+    expect(helpColumns).toEqual(["id", "name", "created", "revoked", "synthetic"]);
     expect(header?.split(/ {2,}/).map((title) => title.trim().toLowerCase())).toEqual(helpColumns);
     expect(cells[0]).toMatch(/^key_\w+$/);
     expect(cells[1]).toBe("column check");
     expect(cells[2]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/);
     expect(cells[3]).toBe("-");
+    expect(cells[4]).toBe("-");
     // Columns line up under their titles.
     expect(row.indexOf("column check")).toBe(header?.indexOf("NAME"));
+  });
+
+  it("creates a synthetic key, says so, and lists it as synthetic", async () => {
+    const cwd = tempFolder();
+    const env = { DYNAMODB_ENDPOINT: endpoint(), PETS_TABLE_NAME: tableName() };
+
+    const created = await keys(["create", "--name", "deploy smoke", "--synthetic"], cwd, env);
+    const listed = await keys(["list"], cwd, env);
+
+    expect(created.code).toBe(0);
+    expect(created.output).toMatch(/^Created synthetic key key_\w+ \(deploy smoke\)/);
+    expect(listed.output).toMatch(/^key_\w+ +deploy smoke +\S+ +- +yes$/m);
   });
 
   it("explains what is missing when create has no name", async () => {

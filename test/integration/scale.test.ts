@@ -1,4 +1,5 @@
 /** Read cost and id uniqueness at a realistic size, measured by what DynamoDB reports. */
+
 import { BatchWriteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHandler as createListPets } from "../../functions/listPets";
@@ -6,6 +7,7 @@ import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import type { Pet, PetStatus } from "../../lib/contract/schemas";
 import { itemKeys } from "../../lib/db/table";
+import { SHARED_PETS } from "../../lib/pets/collection";
 import { DynamoPetRepository, petItem } from "../../lib/pets/repository";
 import type { LocalApi } from "../../local/server";
 import { bearer, fetchJson, invoke, issueTestKey, startTestApi } from "../support/api";
@@ -17,7 +19,11 @@ const TOTAL = 10_000;
 async function seedPets(count: number, statusOf: (id: number) => PetStatus): Promise<void> {
   const client = documentClient();
   const items = Array.from({ length: count }, (_, index) =>
-    petItem({ id: index + 1, name: `pet ${index + 1}`, categoryId: 1, status: statusOf(index + 1) }, new Date()),
+    petItem(
+      { id: index + 1, name: `pet ${index + 1}`, categoryId: 1, status: statusOf(index + 1) },
+      new Date(),
+      SHARED_PETS,
+    ),
   );
   const batches: Record<string, unknown>[][] = [];
   for (let start = 0; start < items.length; start += 25) batches.push(items.slice(start, start + 25));

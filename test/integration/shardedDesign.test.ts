@@ -2,10 +2,12 @@
  * The sharded design of docs/capacity.md (scripts/bench/shardedDesign.ts): its merged read must
  * return exactly what the current single-partition read returns, page for page.
  */
+
 import { randomUUID } from "node:crypto";
 import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Pet, PetStatus } from "../../lib/contract/schemas";
+import { SHARED_PETS } from "../../lib/pets/collection";
 import { DynamoPetRepository, petItem } from "../../lib/pets/repository";
 import {
   comparisonPets,
@@ -28,7 +30,9 @@ describe("the sharded pet partitions, read with a merge", () => {
   beforeAll(async () => {
     const createdAt = new Date();
     for (let start = 0; start < pets.length; start += 25) {
-      const batch = pets.slice(start, start + 25).map((pet) => ({ PutRequest: { Item: petItem(pet, createdAt) } }));
+      const batch = pets
+        .slice(start, start + 25)
+        .map((pet) => ({ PutRequest: { Item: petItem(pet, createdAt, SHARED_PETS) } }));
       await client.send(new BatchWriteCommand({ RequestItems: { [tableName()]: batch } }));
     }
     current = new DynamoPetRepository(client, tableName());

@@ -92,6 +92,8 @@ describe("provisioning the synthetic check's key", () => {
       keyHash: hashApiKey(key),
       createdAt: expect.any(String),
       revokedAt: undefined,
+      // Its pets are its own: no client ever sees the check's test animals (lib/pets/collection.ts).
+      synthetic: true,
     });
     expect(outcome).toEqual({
       physicalResourceId: "petstore-staging-synthetic-check-key",
@@ -111,7 +113,7 @@ describe("provisioning the synthetic check's key", () => {
     await provisionSyntheticKey(remove(physicalResourceId), deps(secret));
     const afterDelete = await verifier().verify(secret.current() ?? "");
 
-    expect(accepted).toEqual({ keyId: data?.KeyId });
+    expect(accepted).toEqual({ keyId: data?.KeyId, synthetic: true });
     expect(afterDelete).toBeUndefined();
   });
 

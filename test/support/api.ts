@@ -13,10 +13,16 @@ import { startLocalApi } from "../../local/server";
 import { assertMatchesContract } from "./contract";
 import { documentClient, tableName } from "./dynamo";
 
-/** Issues a real key into the test table (keys are generated, never written in test code). */
-export async function issueTestKey(name = "test"): Promise<{ key: string; keyId: string }> {
+/**
+ * Issues a real key into the test table (keys are generated, never written in test code);
+ * `synthetic`: a key of the project's own checks (lib/pets/collection.ts).
+ */
+export async function issueTestKey(
+  name = "test",
+  { synthetic = false }: { synthetic?: boolean } = {},
+): Promise<{ key: string; keyId: string }> {
   const store = new DynamoApiKeyStore(documentClient(), tableName());
-  const { key, record } = await issueApiKey(store, "local", name);
+  const { key, record } = await issueApiKey(store, "local", name, { synthetic });
   return { key, keyId: record.keyId };
 }
 

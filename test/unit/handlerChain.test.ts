@@ -5,6 +5,7 @@ import { createHandler as createListPets } from "../../functions/listPets";
 import { errorSchema } from "../../lib/contract/schemas";
 import type { Deadline } from "../../lib/db/deadline";
 import { REQUEST_DEADLINE_MARGIN_MS } from "../../lib/http/middleware/requestDeadline";
+import { SHARED_PETS } from "../../lib/pets/collection";
 import type { PetPageQuery } from "../../lib/pets/repository";
 import {
   asTestResponse,
@@ -208,7 +209,7 @@ describe("getPet deprecation", () => {
 
   it("announces deprecation on a found pet, a 404, a 400 and a 401", async () => {
     const deps = fakeDependencies(token);
-    await deps.pets.insert({ id: 1, name: "Rex", categoryId: 1, status: "available" });
+    await deps.pets.insert({ id: 1, name: "Rex", categoryId: 1, status: "available" }, SHARED_PETS);
     const getPet = createGetPet(deps);
     const get = (petId: string, headers = bearer(token)) =>
       invoke(getPet, { path: `/pets/${petId}`, resource: "/pets/{petId}", pathParameters: { petId }, headers });
@@ -223,7 +224,7 @@ describe("getPet deprecation", () => {
     const sunset = Date.UTC(2030, 11, 5);
     const at = (time: number) => {
       const deps = fakeDependencies(token, { clock: () => new Date(time) });
-      void deps.pets.insert({ id: 1, name: "Rex", categoryId: 1, status: "available" });
+      void deps.pets.insert({ id: 1, name: "Rex", categoryId: 1, status: "available" }, SHARED_PETS);
       return invoke(createGetPet(deps), {
         path: "/pets/1",
         resource: "/pets/{petId}",

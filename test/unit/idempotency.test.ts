@@ -3,6 +3,7 @@ import type { NewPet } from "../../lib/contract/schemas";
 import { IdempotencyKeyInProgressError } from "../../lib/errors";
 import { InMemoryIdempotencyStore } from "../../lib/idempotency/inMemoryStore";
 import { canonicalJson, requestHash } from "../../lib/idempotency/requestHash";
+import { SHARED_PETS } from "../../lib/pets/collection";
 import { createPetIdempotently, IDEMPOTENCY_LOCK_MS } from "../../lib/pets/idempotentCreate";
 import { InMemoryPetRepository } from "../../lib/pets/inMemoryRepository";
 
@@ -44,14 +45,14 @@ describe("the idempotent create protocol on the in-memory store", () => {
   it("resumes with the reserved id after its holder failed after inserting", async () => {
     const { deps } = setup();
     const insert = deps.pets.insert.bind(deps.pets);
-    deps.pets.insert = async (pet) => {
-      await insert(pet);
+    deps.pets.insert = async (pet, collection) => {
+      await insert(pet, collection);
       throw new Error("answer lost");
     };
-    await expect(createPetIdempotently(deps, scope, newPet)).rejects.toThrow("answer lost");
+    await expect(createPetIdempotently(deps, scope, newPet, SHARED_PETS)).rejects.toThrow("answer lost");
     deps.pets.insert = insert;
 
-    const retried = await createPetIdempotently(deps, scope, newPet);
+    const retried = await createPetIdempotently(deps, scope, newPet, SHARED_PETS);
 
     expect(retried.pet.id).toBe(1);
     expect([...deps.pets.pets.keys()]).toEqual([1]);
@@ -70,9 +71,11 @@ describe("the idempotent create protocol on the in-memory store", () => {
       deps.clock(),
     );
 
-    await expect(createPetIdempotently(deps, scope, newPet)).rejects.toBeInstanceOf(IdempotencyKeyInProgressError);
+    await expect(createPetIdempotently(deps, scope, newPet, SHARED_PETS)).rejects.toBeInstanceOf(
+      IdempotencyKeyInProgressError,
+    );
     advance(IDEMPOTENCY_LOCK_MS);
-    const taken = await createPetIdempotently(deps, scope, newPet);
+    const taken = await createPetIdempotently(deps, scope, newPet, SHARED_PETS);
 
     expect(taken.replayed).toBe(false);
     expect(deps.pets.pets.size).toBe(1);
@@ -96,6 +99,8 @@ describe("the idempotent create protocol on the in-memory store", () => {
 
     expect(forgotten).toBe(false);
     expect(deps.idempotency.records.size).toBe(1);
-    await expect(createPetIdempotently(deps, scope, newPet)).rejects.toBeInstanceOf(IdempotencyKeyInProgressError);
+    await expect(createPetIdempotently(deps, scope, newPet, SHARED_PETS)).rejects.toBeInstanceOf(
+      IdempotencyKeyInProgressError,
+    );
   });
 });

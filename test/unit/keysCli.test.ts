@@ -51,6 +51,7 @@ describe("keys command arguments", () => {
       command: "create",
       name: "ci",
       quiet: false,
+      synthetic: false,
       target: {
         kind: "local",
         stage: "local",
@@ -124,8 +125,15 @@ describe("keys command arguments", () => {
       command: "create",
       name: "tester",
       quiet: false,
+      synthetic: false,
       target: { kind: "deployed", stage: "staging", stackName: deployedStages.staging.stackName },
     });
+  });
+
+  it("creates a synthetic key for the project's own checks with --synthetic", () => {
+    const parsed = parseKeysArguments(["create", "--stage", "prod", "--name", "deploy smoke", "--synthetic"], {});
+
+    expect(parsed).toMatchObject({ command: "create", name: "deploy smoke", synthetic: true });
   });
 
   it.each(["prod", "production", "Production"])(

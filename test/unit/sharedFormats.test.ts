@@ -7,10 +7,12 @@
  * sha256sum and openssl), not taken from the code. If one of these tests fails, the change breaks
  * clients during a rollout: read both formats first, and write the new one only a release later.
  */
+
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "../../lib/auth/apiKeys";
 import { itemKeys, petTable, TTL_ATTRIBUTE } from "../../lib/db/table";
 import { canonicalJson, requestHash } from "../../lib/idempotency/requestHash";
+import { SHARED_PETS } from "../../lib/pets/collection";
 import { decodeCursor, encodeCursor } from "../../lib/pets/cursor";
 
 /** `base64url({"a":42,"s":null})` and the first 12 bytes of its HMAC-SHA256 under "petstore-cursor-v1". */
@@ -43,7 +45,7 @@ describe("formats old and new versions share during a rollout", () => {
     expect(petTable.partitionKey).toEqual({ name: "pk", type: "S" });
     expect(petTable.sortKey).toEqual({ name: "sk", type: "S" });
     expect(TTL_ATTRIBUTE).toBe("expiresAt");
-    expect(itemKeys.pet(7)).toEqual({ pk: "PET", sk: "0000000000000007" });
+    expect(itemKeys.pet(7, SHARED_PETS)).toEqual({ pk: "PET", sk: "0000000000000007" });
     expect(itemKeys.apiKey("ab12")).toEqual({ pk: "APIKEY", sk: "ab12" });
     expect(itemKeys.petIdCounter).toEqual({ pk: "COUNTER", sk: "pet" });
     expect(itemKeys.idempotency("key_abc", "retry-1")).toEqual({ pk: "IDEMPOTENCY#key_abc", sk: "retry-1" });
