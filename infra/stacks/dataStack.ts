@@ -25,6 +25,32 @@ import type { StageConfig } from "../config";
 
 const keyType = (type: "S" | "N") => (type === "S" ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER);
 
+/**
+ * The stage's table as it is defined, for the data stack and for tests that define it elsewhere (the
+ * release check's, which move it to prove that a new logical id is refused).
+ */
+export function petTableProps(config: StageConfig): dynamodb.TablePropsV2 {
+  return {
+    tableName: config.tableName,
+    partitionKey: { name: petTable.partitionKey.name, type: keyType(petTable.partitionKey.type) },
+    sortKey: { name: petTable.sortKey.name, type: keyType(petTable.sortKey.type) },
+    billing: dynamodb.Billing.onDemand(),
+    globalSecondaryIndexes: petTable.globalSecondaryIndexes.map((index) => ({
+      indexName: index.indexName,
+      partitionKey: { name: index.partitionKey.name, type: keyType(index.partitionKey.type) },
+      sortKey: { name: index.sortKey.name, type: keyType(index.sortKey.type) },
+      projectionType: dynamodb.ProjectionType.ALL,
+    })),
+    pointInTimeRecoverySpecification: {
+      pointInTimeRecoveryEnabled: true,
+      recoveryPeriodInDays: config.table.pointInTimeRecoveryDays,
+    },
+    deletionProtection: config.table.deletionProtection,
+    removalPolicy: config.table.removalPolicy,
+    timeToLiveAttribute: TTL_ATTRIBUTE,
+  };
+}
+
 export interface PetStoreDataStackProps extends StackProps {
   readonly config: StageConfig;
 }
@@ -34,25 +60,9 @@ export class PetStoreDataStack extends Stack {
 
   constructor(scope: Construct, id: string, props: PetStoreDataStackProps) {
     super(scope, id, props);
-    const { config } = props;
-    this.table = new dynamodb.TableV2(this, "Table", {
-      tableName: config.tableName,
-      partitionKey: { name: petTable.partitionKey.name, type: keyType(petTable.partitionKey.type) },
-      sortKey: { name: petTable.sortKey.name, type: keyType(petTable.sortKey.type) },
-      billing: dynamodb.Billing.onDemand(),
-      globalSecondaryIndexes: petTable.globalSecondaryIndexes.map((index) => ({
-        indexName: index.indexName,
-        partitionKey: { name: index.partitionKey.name, type: keyType(index.partitionKey.type) },
-        sortKey: { name: index.sortKey.name, type: keyType(index.sortKey.type) },
-        projectionType: dynamodb.ProjectionType.ALL,
-      })),
-      pointInTimeRecoverySpecification: {
-        pointInTimeRecoveryEnabled: true,
-        recoveryPeriodInDays: config.table.pointInTimeRecoveryDays,
-      },
-      deletionProtection: config.table.deletionProtection,
-      removalPolicy: config.table.removalPolicy,
-      timeToLiveAttribute: TTL_ATTRIBUTE,
-    });
+    // The construct id and its place in the tree make the table's logical id (TableCD117FA1): a new one
+    // is a new, empty table to CloudFormation, and the old one is removed (test/infra/statefulResources.test.ts,
+    // and `npm run release-check`, refuse that: docs/deploy.md, "Stateful resources").
+    this.table = new dynamodb.TableV2(this, "Table", petTableProps(props.config));
   }
 }

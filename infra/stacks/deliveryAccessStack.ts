@@ -2,8 +2,10 @@
  * What lets GitHub Actions deploy without a long-lived AWS key: the GitHub OIDC identity provider
  * and, per stage, a deploy role that only a job of this repository running in that stage's GitHub
  * environment can assume, and that may do nothing but assume the CDK bootstrap roles (which
- * `cdk diff` and `cdk deploy` use). Optional and outside the stage stacks: `infra/app.ts` adds it
- * only when the cdk context names the repository (docs/delivery.md, one-time set-up).
+ * `cdk diff` and `cdk deploy` use), make the pre-flight checks' read-only calls, and set the
+ * stage's alarm delivery test alarm to ALARM and read its history (`npm run alarms:verify`).
+ * Optional and outside the stage stacks: `infra/app.ts` adds it only when the cdk context names the
+ * repository (docs/delivery.md, one-time set-up).
  *
  * One stack per account, holding the roles of the stages pinned to that account only: the CDK
  * bootstrap's deploy role can deploy anything in its account (its CloudFormation execution role is
@@ -27,6 +29,7 @@ import type { Construct } from "constructs";
 import { ACCOUNT_STACK_NAME, type DeployedStage, type DeployedStageName, deployedStages } from "../deployment";
 import { contextKey, type StageSettings } from "../settings";
 import { costTags, tagResources } from "../tags";
+import { alarmDeliveryTestAlarmName } from "./monitoring";
 
 /** GitHub's token issuer; IAM names the token's claims after it (`<host>:aud`, `<host>:sub`). */
 export const GITHUB_OIDC_HOST = "token.actions.githubusercontent.com";
@@ -285,6 +288,36 @@ export function preflightStatements(
   ];
 }
 
+/**
+ * What `npm run alarms:verify` calls after the deploy (scripts/alarmsVerify): SetAlarmState on the
+ * stage's delivery test alarm, and DescribeAlarmHistory to read whether its notification was
+ * published. Both accept that one alarm as their resource (Service Authorization Reference, Amazon
+ * CloudWatch: the `alarm` resource type is required for both actions,
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatch.html), so
+ * the role may set the state of no other alarm: not a paging one, not another stage's.
+ */
+export function alarmDeliveryTestStatements(
+  scope: Construct,
+  stage: DeployedStage,
+  region: string | undefined,
+): iam.PolicyStatement[] {
+  return [
+    new iam.PolicyStatement({
+      sid: "AlarmDeliveryTest",
+      actions: ["cloudwatch:SetAlarmState", "cloudwatch:DescribeAlarmHistory"],
+      resources: [
+        Stack.of(scope).formatArn({
+          service: "cloudwatch",
+          resource: "alarm",
+          resourceName: alarmDeliveryTestAlarmName(stage.stage),
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          ...(region === undefined ? {} : { region }),
+        }),
+      ],
+    }),
+  ];
+}
+
 export class DeliveryAccessStack extends Stack {
   /** One per stage, by GitHub environment name. */
   readonly deployRoles: ReadonlyMap<string, iam.Role>;
@@ -327,6 +360,9 @@ export class DeliveryAccessStack extends Stack {
             ],
           }),
           Preflight: new iam.PolicyDocument({ statements: preflight }),
+          AlarmDeliveryTest: new iam.PolicyDocument({
+            statements: alarmDeliveryTestStatements(this, stage, region),
+          }),
         },
       });
       acknowledgePreflightWildcards(role, preflight);

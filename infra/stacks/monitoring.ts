@@ -1,9 +1,10 @@
 /**
  * Per-stage monitoring: alarms on what hurts clients (5xx and 4xx rates, p99 latency, function
  * errors, throttles and durations near the timeout, DynamoDB throttling and system errors, bursts
- * of auth failures, alarm notifications that failed), sent to the stage's alarm destinations, and a
- * dashboard. Request-level figures come from the functions' Embedded Metric Format lines
- * (lib/observability). What each alarm means and what to do first: docs/alarms.md.
+ * of auth failures, alarm notifications that failed), sent to the stage's alarm destinations, a
+ * non-paging alarm that proves after each deploy that notifications arrive, and a dashboard.
+ * Request-level figures come from the functions' Embedded Metric Format lines (lib/observability).
+ * What each alarm means and what to do first: docs/alarms.md.
  */
 import { Annotations, ArnFormat, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import type * as apigateway from "aws-cdk-lib/aws-apigateway";
@@ -44,7 +45,10 @@ export interface MonitoringConfig {
   readonly authFailures: number;
   /** DynamoDB SystemErrors (HTTP 500 from DynamoDB itself) in 5 minutes. */
   readonly tableSystemErrors: number;
-  /** The synthetic check alarms when this many of the last `outOfPeriods` 5-minute periods failed or had no run. */
+  /**
+   * The synthetic check alarms when this many of the last `outOfPeriods` 5-minute periods had a run
+   * that failed, and, once it has run at all, when none of the last `outOfPeriods` periods had a run.
+   */
   readonly syntheticCheck: { readonly failedPeriods: number; readonly outOfPeriods: number };
   /** When no alarm destination is configured, `cdk synth` and `cdk deploy` print a warning (production). */
   readonly requireAlarmDestination: boolean;
@@ -69,6 +73,49 @@ export interface MonitoringProps {
 /** The warning `cdk synth` prints for a stage whose alarms would reach nobody. */
 export const NO_ALARM_DESTINATION_WARNING = "petstore:Monitoring.noAlarmDestination";
 
+/**
+ * The alarm `npm run alarms:verify -- --stage <stage>` sets to ALARM to prove that notifications
+ * arrive (scripts/alarmsVerify): a fixed name, so that the command and the deploy role's policy
+ * (./deliveryAccessStack.ts) can name it without reading the stack.
+ */
+export const alarmDeliveryTestAlarmName = (stage: DeployedStageName): string => `petstore-${stage}-alarm-delivery-test`;
+
+/** The delivery test alarm's metric, which nothing publishes. */
+export const ALARM_DELIVERY_TEST_METRIC = "AlarmDeliveryTest";
+
+const CLOUDWATCH = new iam.ServicePrincipal("cloudwatch.amazonaws.com");
+
+/**
+ * Lets CloudWatch publish to the topic for alarms of this account and region only, on their own
+ * behalf: the confused-deputy conditions AWS documents for a topic policy, with the alarm as
+ * aws:SourceArn (arn:<partition>:cloudwatch:<region>:<account>:alarm:<name>).
+ * https://docs.aws.amazon.com/sns/latest/dg/sns-access-policy-use-cases.html ("Allow any CloudWatch
+ * alarm to publish to a topic in a different account");
+ * https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger
+ */
+function allowThisAccountsAlarmsToPublish(topic: sns.Topic): void {
+  const stack = Stack.of(topic);
+  topic.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: "AllowCloudWatchAlarmsOfThisAccount",
+      principals: [CLOUDWATCH],
+      actions: ["sns:Publish"],
+      resources: [topic.topicArn],
+      conditions: {
+        StringEquals: { "aws:SourceAccount": stack.account },
+        ArnLike: {
+          "aws:SourceArn": stack.formatArn({
+            service: "cloudwatch",
+            resource: "alarm",
+            resourceName: "*",
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        },
+      },
+    }),
+  );
+}
+
 const PERIOD = Duration.minutes(5);
 const TABLE_OPERATIONS = [
   dynamodb.Operation.GET_ITEM,
@@ -85,6 +132,8 @@ export class Monitoring extends Construct {
    * not a page. Nothing subscribes to it by default (docs/alarms.md).
    */
   readonly deploymentEventsTopic: sns.Topic;
+  /** Named `alarmDeliveryTestAlarmName(stage)`; notifies the deployment events topic only. */
+  readonly deliveryTestAlarm: cloudwatch.Alarm;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly dashboard: cloudwatch.Dashboard;
   /** Every topic an alarm is sent to: the stage's own, and the configured existing one if any. */
@@ -95,28 +144,17 @@ export class Monitoring extends Construct {
     const { api, functions, table, config, stage } = props;
     const operations = Object.keys(functions);
 
-    // Only CloudWatch alarms of this account and region may use the topic, and only on their own
-    // behalf (the confused-deputy conditions AWS recommends for service principals):
-    // https://docs.aws.amazon.com/sns/latest/dg/sns-access-policy-use-cases.html ("Allow any
-    // CloudWatch alarm to publish to a topic in a different account") and
-    // https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger. CloudWatch
-    // publishes as the alarm, arn:<partition>:cloudwatch:<region>:<account>:alarm:<name>.
-    const stack = Stack.of(this);
-    const onlyThisAccountsAlarms = {
-      StringEquals: { "aws:SourceAccount": stack.account },
-      ArnLike: {
-        "aws:SourceArn": stack.formatArn({
-          service: "cloudwatch",
-          resource: "alarm",
-          resourceName: "*",
-          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-        }),
-      },
-    };
-    const cloudWatch = new iam.ServicePrincipal("cloudwatch.amazonaws.com");
-
-    // CloudWatch can publish to an encrypted topic only with a customer managed key it may use:
-    // https://repost.aws/knowledge-center/cloudwatch-configure-alarm-sns
+    // CloudWatch publishes to an SSE-KMS topic only with a customer managed key whose key policy lets
+    // its service principal use it, and AWS documents that statement without conditions:
+    // kms:Decrypt and kms:GenerateDataKey* for cloudwatch.amazonaws.com, Resource "*"
+    // (SNS developer guide, "Enable compatibility between event sources from AWS services and
+    // encrypted topics": https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html#compatibility-with-aws-services;
+    // https://repost.aws/knowledge-center/cloudwatch-configure-alarm-sns). The confused-deputy keys
+    // aws:SourceAccount and aws:SourceArn are documented for the topic policy, where SNS evaluates
+    // them against the alarm that publishes (below), not for the KMS request the publish causes; a
+    // key policy that required them could make every notification fail ("Failed to execute action"
+    // in the alarm's history) with nothing at deploy time to say so. The key is reachable only
+    // through the topics it encrypts, so another account's alarm is stopped at their policies.
     const key = new kms.Key(this, "AlarmTopicKey", {
       enableKeyRotation: true,
       description: `Encrypts the Pet Store ${stage} alarm topic`,
@@ -124,11 +162,10 @@ export class Monitoring extends Construct {
     });
     key.addToResourcePolicy(
       new iam.PolicyStatement({
-        sid: "AllowCloudWatchAlarmsOfThisAccount",
-        principals: [cloudWatch],
-        actions: ["kms:Decrypt", "kms:GenerateDataKey"],
+        sid: "AllowCloudWatchAlarmsToEncryptNotifications",
+        principals: [CLOUDWATCH],
+        actions: ["kms:Decrypt", "kms:GenerateDataKey*"],
         resources: ["*"],
-        conditions: onlyThisAccountsAlarms,
       }),
     );
     this.topic = new sns.Topic(this, "AlarmTopic", {
@@ -138,15 +175,7 @@ export class Monitoring extends Construct {
       // the Allow below, CloudWatch could not publish and no alarm would ever be delivered.
       enforceSSL: true,
     });
-    this.topic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: "AllowCloudWatchAlarmsOfThisAccount",
-        principals: [cloudWatch],
-        actions: ["sns:Publish"],
-        resources: [this.topic.topicArn],
-        conditions: onlyThisAccountsAlarms,
-      }),
-    );
+    allowThisAccountsAlarmsToPublish(this.topic);
 
     // Same key and same publisher as the alarm topic, but no subscriptions: the rollback alarms fire
     // on a single failed request during a deployment (CodeDeploy acts on them by polling), which is
@@ -159,15 +188,32 @@ export class Monitoring extends Construct {
       masterKey: key,
       enforceSSL: true,
     });
-    this.deploymentEventsTopic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: "AllowCloudWatchAlarmsOfThisAccount",
-        principals: [cloudWatch],
-        actions: ["sns:Publish"],
-        resources: [this.deploymentEventsTopic.topicArn],
-        conditions: onlyThisAccountsAlarms,
+    allowThisAccountsAlarmsToPublish(this.deploymentEventsTopic);
+
+    // Published exactly as the paging alarms are (same key, same topic policy statement), but to the
+    // topic that pages nobody: `npm run alarms:verify` sets it to ALARM after each deploy and reads
+    // in its history whether the notification was published (docs/alarms.md). Nothing publishes
+    // its metric, and missing data is not breaching, so it never fires by itself.
+    this.deliveryTestAlarm = new cloudwatch.Alarm(this, "AlarmDeliveryTest", {
+      alarmName: alarmDeliveryTestAlarmName(stage),
+      alarmDescription:
+        "Not a page: proves that alarm notifications reach their encrypted topic. npm run alarms:verify sets it to ALARM " +
+        "after each deploy and back to OK; nothing else ever does (docs/alarms.md).",
+      metric: new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: ALARM_DELIVERY_TEST_METRIC,
+        dimensionsMap: { Stage: stage },
+        statistic: "Maximum",
+        period: PERIOD,
       }),
-    );
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const recordEvent = new cloudwatchActions.SnsAction(this.deploymentEventsTopic);
+    this.deliveryTestAlarm.addAlarmAction(recordEvent);
+    this.deliveryTestAlarm.addOkAction(recordEvent);
 
     const { alarmEmails, alarmTopicArn } = props.destinations;
     for (const email of alarmEmails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));

@@ -2,7 +2,8 @@
  * A full outage must alarm: with no traffic there are no error metrics at all, and the request
  * alarms treat missing data as fine. So every 5 minutes EventBridge Scheduler invokes a function
  * that runs the smoke checks (lib/smoke/checks.ts) through the stage's public URL, and an alarm
- * fires when runs fail or stop reporting (missing data counts as failing).
+ * fires when runs fail or stop reporting (missing data counts as failing), after a warm-up that
+ * keeps a new stage's alarm quiet until the check has had time to run.
  *
  * The check's API key is made at deploy time by a custom resource (lib/synthetic/keyProvisioner.ts):
  * the key itself only in this construct's secret, its SHA-256 hash record in the table. It never
@@ -56,12 +57,20 @@ export const SYNTHETIC_KEY_GENERATION = 1;
 /** One run every 5 minutes; the alarm's period is the same. */
 export const SYNTHETIC_CHECK_INTERVAL = Duration.minutes(5);
 
+/**
+ * How long a new synthetic-check alarm waits for data before missing runs count: the first run
+ * (due within one interval of the deploy) and a full evaluation window after it.
+ */
+export const syntheticCheckWarmUp = (evaluationPeriods: number): Duration =>
+  Duration.minutes(SYNTHETIC_CHECK_INTERVAL.toMinutes() * (evaluationPeriods + 1));
+
 export class SyntheticCheck extends Construct {
   readonly secret: secretsmanager.Secret;
   readonly checkFunction: NodejsFunction;
   readonly keyFunction: NodejsFunction;
   readonly schedule: scheduler.Schedule;
   readonly schedulerRole: iam.Role;
+  /** Runs that failed or did not report, once the alarm's warm-up has passed. */
   readonly alarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: SyntheticCheckProps) {
@@ -152,6 +161,8 @@ export class SyntheticCheck extends Construct {
       period: SYNTHETIC_CHECK_INTERVAL,
     });
     const { failedPeriods, outOfPeriods } = props.alarm;
+    // A run that did not report counts as a failed one: a check that stopped running (a disabled
+    // schedule, a function that cannot start or times out) alarms like a stage that fails it.
     this.alarm = new cloudwatch.Alarm(this, "Alarm", {
       alarmDescription:
         `The ${stage} synthetic check failed, or did not report, in ${failedPeriods} of the last ${outOfPeriods} ` +
@@ -162,9 +173,20 @@ export class SyntheticCheck extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
       evaluationPeriods: outOfPeriods,
       datapointsToAlarm: failedPeriods,
-      // No run, no data: a check that stopped running (or a function that cannot start) alarms too.
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
     });
+    // Missing data as breaching would make a new stage's alarm fire before the check's first run:
+    // a page on every first deploy. CloudWatch's warm-up period keeps a new (or updated) alarm in
+    // INSUFFICIENT_DATA, without actions, until its evaluation window has filled with data or the
+    // period has passed, whichever comes first: a check that runs ends it after its runs fill the
+    // window, one that never runs alarms when it ends.
+    // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-warm-up.html
+    // (cfn-lint 1.51's schema predates the property; CloudFormation's and aws-cdk-lib's have it.)
+    const warmUpConfiguration: cloudwatch.CfnAlarm.WarmUpConfigurationProperty = {
+      warmUpPeriodDurationInMinutes: syntheticCheckWarmUp(outOfPeriods).toMinutes(),
+      onlyStartEvaluatingAfterWarmUpPeriodEnds: false,
+    };
+    (this.alarm.node.defaultChild as cloudwatch.CfnAlarm).warmUpConfiguration = warmUpConfiguration;
     props.monitoring.notify(this.alarm);
     props.monitoring.dashboard.addWidgets(
       new cloudwatch.GraphWidget({

@@ -7,7 +7,6 @@
  * tree's cdk.json "context" and PETSTORE_* variables, as the CDK app reads them (infra/settings.ts).
  */
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
 import { ACMClient } from "@aws-sdk/client-acm";
 import { APIGatewayClient } from "@aws-sdk/client-api-gateway";
 import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
@@ -15,16 +14,13 @@ import { LambdaClient } from "@aws-sdk/client-lambda";
 import { Route53Client } from "@aws-sdk/client-route-53";
 import { STSClient } from "@aws-sdk/client-sts";
 import { type StageConfig, stageConfigs } from "../../infra/config";
-import { type DeployedStageName, deployedStages } from "../../infra/deployment";
-import { contextKey, readStageSettings, SettingsError, type StageSettings } from "../../infra/settings";
-import { checkoutContext } from "../../infra/settingsBaseline";
+import type { DeployedStageName } from "../../infra/deployment";
 import { routeList } from "../../lib/routes";
 import { silenceSdkNodeVersionWarning } from "../../local/settings";
+import { parseStageArguments, runStageCommand, type StageCommandOptions, stageUsage } from "../stageCommand";
 import { type PreflightClients, PreflightError, runPreflight } from "./checks";
 
-const stageNames = Object.keys(deployedStages) as DeployedStageName[];
-
-export const usage = `Usage: npm run preflight -- --stage <${stageNames.join("|")}>`;
+export const usage = stageUsage("preflight");
 
 const help = `${usage}
 Checks with read-only AWS calls, before cdk deploy, that the stage can be deployed: the credentials'
@@ -32,42 +28,9 @@ account, the stacks' states, the custom domain's certificate, hosted zone and DN
 concurrency quota and API Gateway's CloudWatch role. Run it with credentials for the stage's account.
 Exits 0 when ready, 1 with one line per problem, 2 on bad arguments.`;
 
-/** A mistake in how the command was called: exit 2, one line. */
-export class PreflightUsageError extends Error {}
-
-/** The stage to check, or "help". */
+/** The stage to check, or "help"; a mistake throws a StageUsageError (scripts/stageCommand.ts). */
 export function parsePreflightArguments(argv: readonly string[]): { stage: DeployedStageName } | "help" {
-  let values: { stage?: string; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: { stage: { type: "string" }, help: { type: "boolean", short: "h" } },
-      allowPositionals: false,
-      strict: true,
-    }));
-  } catch (error) {
-    // parseArgs' first sentence only: the rest suggests `--` spellings that mean nothing here.
-    const message = (error as Error).message.split(/\.\s/)[0]?.replace(/\.$/, "") ?? "bad arguments";
-    throw new PreflightUsageError(`${message.replace(/\s+/g, " ")}. ${usage}`);
-  }
-  if (values.help) return "help";
-  const { stage } = values;
-  if (stage === undefined || stage === "") throw new PreflightUsageError(`--stage is required. ${usage}`);
-  if (!stageNames.includes(stage as DeployedStageName)) {
-    throw new PreflightUsageError(`unknown stage "${stage}". ${usage}`);
-  }
-  return { stage: stage as DeployedStageName };
-}
-
-/** The region to check: the stage's pinned one, else the one the SDK and the CDK CLI would use. */
-export function stageRegion(stage: DeployedStageName, settings: StageSettings, env: NodeJS.ProcessEnv): string {
-  const region = settings.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim());
-  if (!region) {
-    throw new PreflightError(
-      `no region: pin ${contextKey(stage, "region")} in cdk.json's "context", or set AWS_REGION to the region ${stage} is deployed to.`,
-    );
-  }
-  return region;
+  return parseStageArguments(argv, usage);
 }
 
 export function stageConfig(stage: DeployedStageName): StageConfig {
@@ -90,24 +53,9 @@ export function createClients(region: string): PreflightClients {
 }
 
 /** Runs the command; returns the exit code. Every line it prints starts with `preflight: `. */
-export async function main(
-  argv: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; context?: () => Readonly<Record<string, unknown>> } = {},
-): Promise<number> {
-  // The working tree's cdk.json: the committed settings, which the pipeline deploys with too.
-  const { env = process.env, context = () => checkoutContext() } = options;
-  const say = (line: string) => console.error(`preflight: ${line}`);
-  try {
-    const parsed = parsePreflightArguments(argv);
-    if (parsed === "help") {
-      console.log(help);
-      return 0;
-    }
-    const { stage } = parsed;
-    const settingsContext = context();
-    // As the CDK app reads them: the context first, then PETSTORE_* variables (infra/settings.ts).
-    const settings = readStageSettings(stage, (key) => settingsContext[key], env);
-    const region = stageRegion(stage, settings, env);
+export function main(argv: readonly string[], options: StageCommandOptions = {}): Promise<number> {
+  const command = { name: "preflight", help, usage, failures: [PreflightError] };
+  return runStageCommand(command, argv, options, async ({ stage, settings, region, say }) => {
     const report = await runPreflight({
       stage,
       settings,
@@ -120,20 +68,7 @@ export async function main(
     if (report.problems.length > 0) return 1;
     console.log(`preflight: ${stage} ready to deploy to ${report.account}/${report.region} (${report.checks} checks)`);
     return 0;
-  } catch (error) {
-    if (error instanceof PreflightUsageError) {
-      say(error.message);
-      return 2;
-    }
-    if (error instanceof PreflightError || error instanceof SettingsError) {
-      say(error.message);
-      return 1;
-    }
-    // A bug, or something no check foresaw: still one line, never a stack trace in the deploy log.
-    const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
-    say(`unexpected ${name}: ${message.replace(/\s+/g, " ").trim()}`);
-    return 1;
-  }
+  });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

@@ -4,7 +4,9 @@
  * Scheduler assuming its role and invoking the check, CloudWatch alarms publishing to their topics
  * and using the topics' keys, CloudWatch Logs using the logs key for each log group, CodeDeploy
  * assuming its role, shifting each alias and reading its alarms. Each is also made from another
- * account (or API, or log group), which must be denied.
+ * account (or API, or log group), which must be denied; for a topic's key, whose request carries no
+ * documented source to tell accounts apart, that is the topic policy's to refuse, and the key must
+ * deny CloudWatch what encrypting a notification does not need.
  */
 
 import { resourcesOf } from "./assembly";
@@ -172,6 +174,8 @@ export async function servicePrincipalChecks(stage: StageRehearsal): Promise<Exp
       { logicalId, topic },
     ]),
   );
+  /** The key of each encrypted topic some alarm notifies, and those topics. */
+  const alarmTopicKeys = new Map<string, string[]>();
   for (const [alarmLogicalId, alarm] of resourcesOf(template, "AWS::CloudWatch::Alarm")) {
     const actions = [
       ...new Set(
@@ -191,7 +195,8 @@ export async function servicePrincipalChecks(stage: StageRehearsal): Promise<Exp
         name: `${topic.logicalId} topic policy`,
         document: { Version: "2012-10-17", Statement: statements },
       };
-      // CloudWatch publishes over TLS with the alarm as the source:
+      // CloudWatch publishes over TLS with the alarm as the source, which SNS evaluates in the topic
+      // policy (https://docs.aws.amazon.com/sns/latest/dg/sns-access-policy-use-cases.html):
       // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarms-and-actions.html
       const context = (arn: string, from: string) => ({
         "aws:SourceArn": arn,
@@ -219,31 +224,37 @@ export async function servicePrincipalChecks(stage: StageRehearsal): Promise<Exp
         options,
       );
       const keyId = topic.topic.Properties?.KmsMasterKeyId;
-      const keyArn = keyId === undefined ? undefined : String(resolver.resolve(keyId));
-      const keyPolicy = keyArn ? keyPolicyOf(resolver, keyArn) : undefined;
-      if (keyArn && keyPolicy) {
-        for (const action of ["kms:GenerateDataKey", "kms:Decrypt"]) {
-          const keyOptions = { principal: "cloudwatch.amazonaws.com", resourcePolicy: keyPolicy };
-          await check(
-            "allow",
-            "cloudwatch.amazonaws.com",
-            action,
-            keyArn,
-            context(alarmArn, account),
-            `${because} (encrypted topic)`,
-            keyOptions,
-          );
-          await check(
-            "deny",
-            "cloudwatch.amazonaws.com",
-            action,
-            keyArn,
-            context(otherAlarmArn, OTHER_ACCOUNT),
-            `${because} (encrypted topic), from another account's alarm`,
-            keyOptions,
-          );
-        }
-      }
+      if (keyId === undefined) continue;
+      const keyArn = String(resolver.resolve(keyId));
+      alarmTopicKeys.set(keyArn, [...new Set([...(alarmTopicKeys.get(keyArn) ?? []), topic.logicalId])]);
+    }
+  }
+  // The key use a publish to an encrypted topic causes. AWS documents CloudWatch's key policy
+  // statement without conditions (kms:Decrypt, kms:GenerateDataKey*:
+  // https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html#compatibility-with-aws-services,
+  // https://repost.aws/knowledge-center/cloudwatch-configure-alarm-sns) and documents the
+  // confused-deputy keys for the topic policy only, so the request is modelled without
+  // aws:SourceArn or aws:SourceAccount: a key policy that needs them is reported, as it could make
+  // every notification fail in AWS. Another account's alarm is refused at the topic policy (above).
+  for (const [keyArn, topicIds] of alarmTopicKeys) {
+    const keyPolicy = keyPolicyOf(resolver, keyArn);
+    if (!keyPolicy) continue;
+    const because = `CloudWatch publishing to the encrypted ${topicIds.join(" and ")}`;
+    const keyOptions = { principal: "cloudwatch.amazonaws.com", resourcePolicy: keyPolicy };
+    for (const action of ["kms:GenerateDataKey", "kms:Decrypt"]) {
+      await check("allow", "cloudwatch.amazonaws.com", action, keyArn, {}, because, keyOptions);
+    }
+    // Only what encrypting a notification needs: nothing that reads or re-encrypts other data.
+    for (const action of ["kms:Encrypt", "kms:ReEncryptFrom", "kms:CreateGrant"]) {
+      await check(
+        "deny",
+        "cloudwatch.amazonaws.com",
+        action,
+        keyArn,
+        {},
+        `${because}: ${action} is no part of it`,
+        keyOptions,
+      );
     }
   }
 

@@ -9,7 +9,7 @@ import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { type BuildAppOptions, buildApp } from "../../infra/app";
 import { stageConfigs } from "../../infra/config";
-import { NO_ALARM_DESTINATION_WARNING } from "../../infra/stacks/monitoring";
+import { alarmDeliveryTestAlarmName, NO_ALARM_DESTINATION_WARNING } from "../../infra/stacks/monitoring";
 import { routeList } from "../../lib/routes";
 
 const PAGER = "arn:aws:sns:eu-west-1:123456789012:pager";
@@ -46,18 +46,23 @@ describe("alarm destinations from deployment settings", () => {
     const production = app.template("Production");
     expect(emailsOf(production)).toEqual(["ops@example.com", "oncall@example.com"]);
     const alarms = Object.values(production.findResources("AWS::CloudWatch::Alarm"));
-    // The rollout's rollback alarms judge deployments for CodeDeploy and notify only the stage's
-    // non-paging deployment events topic (infra/stacks/rollout.ts), never the pager.
+    // Two kinds of alarm page nobody and notify only the stage's deployment events topic, never the
+    // pager: the rollout's rollback alarms, which judge deployments for CodeDeploy
+    // (infra/stacks/rollout.ts), and the alarm delivery test alarm npm run alarms:verify sets off
+    // (infra/stacks/monitoring.ts).
     const judgesDeployments = (alarm: (typeof alarms)[number]) =>
       String(alarm.Properties.AlarmDescription).startsWith("Rolls back a deployment");
-    const paging = alarms.filter((alarm) => !judgesDeployments(alarm));
+    const testsDelivery = (alarm: (typeof alarms)[number]) =>
+      alarm.Properties.AlarmName === alarmDeliveryTestAlarmName("prod");
+    const paging = alarms.filter((alarm) => !judgesDeployments(alarm) && !testsDelivery(alarm));
     expect(paging.length).toBeGreaterThan(10);
     for (const alarm of paging) {
       expect(alarm.Properties.AlarmActions).toContain(PAGER);
       expect(alarm.Properties.AlarmActions).toHaveLength(2);
     }
     expect(alarms.filter(judgesDeployments)).toHaveLength(routeList.length + 1);
-    for (const alarm of alarms.filter(judgesDeployments)) {
+    expect(alarms.filter(testsDelivery)).toHaveLength(1);
+    for (const alarm of alarms.filter((candidate) => judgesDeployments(candidate) || testsDelivery(candidate))) {
       expect(alarm.Properties.AlarmActions).toEqual([
         { Ref: expect.stringMatching(/^MonitoringDeploymentEventsTopic[0-9A-F]{8}$/) },
       ]);

@@ -6,14 +6,13 @@
  * cannot see committed settings at all: they synthesize from cdk.json's feature flags only
  * (test/infra/app.ts), which the last test here holds.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployedStages } from "../../infra/deployment";
 import { documentedSettings } from "../support/documentedSettings";
-import { gitIn } from "../support/git";
+import { copyProject, gitIn } from "../support/git";
 import { projectRoot } from "../support/processes";
 
 const settings = documentedSettings("docs/delivery.md");
@@ -36,23 +35,7 @@ const run = (command: string, args: string[]) =>
   });
 
 beforeAll(() => {
-  copy = mkdtempSync(join(tmpdir(), "petstore-configured-"));
-  // The project's own files as they are now (tracked or new, never ignored output), and its installed
-  // dependencies by a link: a clean clone after npm ci.
-  const files = execFileSync("git", ["-C", projectRoot, "ls-files", "-co", "--exclude-standard", "-z"], {
-    encoding: "utf8",
-  })
-    .split("\0")
-    .filter(Boolean);
-  for (const file of files) {
-    mkdirSync(dirname(join(copy, file)), { recursive: true });
-    try {
-      cpSync(join(projectRoot, file), join(copy, file));
-    } catch {
-      // Deleted in the work tree but still tracked: not part of the project now.
-    }
-  }
-  symlinkSync(join(projectRoot, "node_modules"), join(copy, "node_modules"));
+  copy = copyProject("petstore-configured-");
   const cdkJson = JSON.parse(readFileSync(join(copy, "cdk.json"), "utf8")) as { context: Record<string, unknown> };
   writeFileSync(
     join(copy, "cdk.json"),

@@ -210,6 +210,42 @@ describe("delivery access stack: one deploy role per stage", () => {
       ]);
     });
 
+    it(`${stage.id}: may set the state of its own stage's alarm delivery test alarm and read its history, no other alarm's`, () => {
+      const [, role] = deployRoleOf(template(), stage.id);
+      const policies = role.Properties.Policies as { PolicyName: string; PolicyDocument: unknown }[];
+
+      expect(policies.map((policy) => policy.PolicyName)).toEqual([
+        "AssumeCdkBootstrapRoles",
+        "Preflight",
+        "AlarmDeliveryTest",
+      ]);
+      expect(policies[2]?.PolicyDocument).toEqual({
+        Version: "2012-10-17",
+        Statement: [
+          {
+            Sid: "AlarmDeliveryTest",
+            Effect: "Allow",
+            Action: ["cloudwatch:SetAlarmState", "cloudwatch:DescribeAlarmHistory"],
+            // arn:${Partition}:cloudwatch:${Region}:${Account}:alarm:${AlarmName} (Service Authorization Reference)
+            Resource: {
+              "Fn::Join": [
+                "",
+                [
+                  "arn:",
+                  { Ref: "AWS::Partition" },
+                  ":cloudwatch:",
+                  { Ref: "AWS::Region" },
+                  ":",
+                  { Ref: "AWS::AccountId" },
+                  `:alarm:petstore-${stage.stage}-alarm-delivery-test`,
+                ],
+              ],
+            },
+          },
+        ],
+      });
+    });
+
     it(`${stage.id}: allows sessions of two hours, long enough for a canary deploy that rolls back`, () => {
       const [, role] = deployRoleOf(template(), stage.id);
 
@@ -379,6 +415,10 @@ describe("delivery access stacks: one per account, with only that account's stag
     // Each role may assume the bootstrap roles of its own stage's region only.
     const [, productionRole] = deployRoleOf(production, "Production");
     expect(JSON.stringify(productionRole.Properties.Policies)).toContain(`deploy-role-\${AWS::AccountId}-us-east-2`);
+    // and set the state of its own stage's delivery test alarm there.
+    expect(JSON.stringify(productionRole.Properties.Policies)).toContain(
+      ":cloudwatch:us-east-2:222222222222:alarm:petstore-prod-alarm-delivery-test",
+    );
     expect(JSON.stringify(productionRole.Properties.Policies)).not.toContain("AWS::Region");
     expect(Object.keys(staging.Outputs)).toEqual(["StagingDeployRoleArn"]);
     expect(Object.keys(production.Outputs)).toEqual(["ProductionDeployRoleArn", "ProductionPreviewRoleArn"]);

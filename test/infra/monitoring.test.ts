@@ -5,7 +5,13 @@ import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import { beforeAll, describe, expect, it } from "vitest";
-import { Monitoring, type MonitoringConfig, type MonitoringProps } from "../../infra/stacks/monitoring";
+import {
+  ALARM_DELIVERY_TEST_METRIC,
+  alarmDeliveryTestAlarmName,
+  Monitoring,
+  type MonitoringConfig,
+  type MonitoringProps,
+} from "../../infra/stacks/monitoring";
 import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
 
 const config: MonitoringConfig = {
@@ -63,7 +69,9 @@ function monitoredStack(destinations: MonitoringProps["destinations"], requireAl
 }
 
 let configured: ReturnType<typeof monitoredStack>;
+/** Every alarm but the delivery test alarm, which pages nobody by design. */
 let alarms: Record<string, { Properties: AlarmProperties }>;
+let deliveryTest: [string, AlarmProperties];
 const alarm = (part: string): AlarmProperties => {
   const found = Object.entries(alarms).filter(([id]) => id.includes(part));
   expect(found, part).toHaveLength(1);
@@ -72,7 +80,14 @@ const alarm = (part: string): AlarmProperties => {
 
 beforeAll(() => {
   configured = monitoredStack({ alarmEmails: EMAILS, alarmTopicArn: EXISTING_TOPIC });
-  alarms = configured.template().findResources("AWS::CloudWatch::Alarm") as typeof alarms;
+  const all = Object.entries(
+    configured.template().findResources("AWS::CloudWatch::Alarm") as Record<string, { Properties: AlarmProperties }>,
+  );
+  const isDeliveryTest = ([id]: [string, unknown]) => id.startsWith("MonitoringAlarmDeliveryTest");
+  alarms = Object.fromEntries(all.filter((entry) => !isDeliveryTest(entry)));
+  const found = all.filter(isDeliveryTest);
+  expect(found).toHaveLength(1);
+  deliveryTest = [found[0]?.[0] as string, found[0]?.[1].Properties as AlarmProperties];
 });
 
 /** The logical id of a topic of the Monitoring construct, by the id it was given (AlarmTopic, DeploymentEventsTopic). */
@@ -85,7 +100,7 @@ function topicIdOf(template: Template, id: string): string {
 }
 const alarmTopicIdOf = (template: Template) => topicIdOf(template, "AlarmTopic");
 
-/** The conditions CloudWatch's grants must carry: this account, and alarms of this account and region. */
+/** The conditions of the topic policies' grants to CloudWatch: this account, and alarms of this account and region. */
 const ONLY_THIS_ACCOUNTS_ALARMS = {
   StringEquals: { "aws:SourceAccount": "123456789012" },
   ArnLike: {
@@ -119,7 +134,7 @@ describe("the alarm topic", () => {
     });
   });
 
-  it("has a rotated key that CloudWatch may use with the same conditions, and only for encrypting notifications", () => {
+  it("has a rotated key that CloudWatch may use as AWS documents it: to encrypt notifications, with no condition SNS's key request would not carry", () => {
     const template = configured.template();
     const [key] = Object.values(template.findResources("AWS::KMS::Key"));
     const statements = key?.Properties.KeyPolicy.Statement as { Principal?: { Service?: string } }[];
@@ -127,14 +142,14 @@ describe("the alarm topic", () => {
     expect(key?.Properties.EnableKeyRotation).toBe(true);
     expect(statements.filter((statement) => statement.Principal?.Service === "cloudwatch.amazonaws.com")).toEqual([
       {
-        Sid: "AllowCloudWatchAlarmsOfThisAccount",
+        Sid: "AllowCloudWatchAlarmsToEncryptNotifications",
         Effect: "Allow",
         Principal: { Service: "cloudwatch.amazonaws.com" },
-        Action: ["kms:Decrypt", "kms:GenerateDataKey"],
+        Action: ["kms:Decrypt", "kms:GenerateDataKey*"],
         Resource: "*",
-        Condition: ONLY_THIS_ACCOUNTS_ALARMS,
       },
     ]);
+    expect(JSON.stringify(statements)).not.toMatch(/aws:Source(Arn|Account)/);
   });
 
   it("subscribes the configured addresses by e-mail", () => {
@@ -182,11 +197,72 @@ describe("the deployment events topic", () => {
   });
 });
 
+describe("the alarm delivery test alarm", () => {
+  it("has the fixed name npm run alarms:verify and the deploy role use", () => {
+    const [, properties] = deliveryTest;
+
+    expect(properties.AlarmName).toBe("petstore-prod-alarm-delivery-test");
+    expect(alarmDeliveryTestAlarmName("staging")).toBe("petstore-staging-alarm-delivery-test");
+  });
+
+  it("notifies the deployment events topic only, when it fires and when it clears: a test pages nobody", () => {
+    const template = configured.template();
+    const [, properties] = deliveryTest;
+    const eventsTopic = [{ Ref: topicIdOf(template, "DeploymentEventsTopic") }];
+
+    expect(properties.AlarmActions).toEqual(eventsTopic);
+    expect(properties.OKActions).toEqual(eventsTopic);
+    expect(properties.InsufficientDataActions).toBeUndefined();
+  });
+
+  it("watches a metric nothing publishes, with missing data not breaching: it never fires by itself", () => {
+    const [, properties] = deliveryTest;
+
+    expect(properties).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      MetricName: ALARM_DELIVERY_TEST_METRIC,
+      Dimensions: [{ Name: "Stage", Value: "prod" }],
+      Threshold: 0,
+      ComparisonOperator: "GreaterThanThreshold",
+      TreatMissingData: "notBreaching",
+    });
+    expect(Object.values(metricNames)).not.toContain(ALARM_DELIVERY_TEST_METRIC);
+  });
+
+  it("publishes as the paging alarms do: a topic encrypted with the same key, whose policy lets CloudWatch publish on the same terms", () => {
+    const template = configured.template();
+    const topics = template.findResources("AWS::SNS::Topic");
+    const cloudWatchStatementOf = (topicId: string) => {
+      const [policy] = Object.values(template.findResources("AWS::SNS::TopicPolicy")).filter(
+        (candidate) => JSON.stringify(candidate.Properties.Topics) === JSON.stringify([{ Ref: topicId }]),
+      );
+      const statements = policy?.Properties.PolicyDocument.Statement as { Sid?: string; Resource?: unknown }[];
+      const { Resource, ...rest } = statements.find(
+        (statement) => statement.Sid === "AllowCloudWatchAlarmsOfThisAccount",
+      ) as { Resource: unknown };
+      expect(Resource).toEqual({ Ref: topicId });
+      return rest;
+    };
+    const pagingTopic = alarmTopicIdOf(template);
+    const eventsTopic = topicIdOf(template, "DeploymentEventsTopic");
+
+    expect(topics[eventsTopic]?.Properties.KmsMasterKeyId).toEqual(topics[pagingTopic]?.Properties.KmsMasterKeyId);
+    expect(cloudWatchStatementOf(eventsTopic)).toEqual(cloudWatchStatementOf(pagingTopic));
+  });
+
+  it("is left off the dashboard's alarm widget: its ALARM during a test says nothing about the stage", () => {
+    const [dashboard] = Object.values(configured.template().findResources("AWS::CloudWatch::Dashboard"));
+
+    expect(JSON.stringify(dashboard?.Properties.DashboardBody)).not.toContain(deliveryTest[0]);
+  });
+});
+
 describe("alarm destinations", () => {
   it("sends every alarm, when it fires and when it clears, to the stage's topic and the configured existing topic", () => {
     const topicId = alarmTopicIdOf(configured.template());
     const both = [{ Ref: topicId }, EXISTING_TOPIC];
 
+    // Every alarm but the delivery test alarm (see its own tests).
     expect(Object.keys(alarms).length).toBeGreaterThan(10);
     for (const properties of Object.values(alarms).map((found) => found.Properties)) {
       expect(properties.AlarmActions).toEqual(both);

@@ -202,6 +202,26 @@ describe("a template broken on purpose", () => {
       failures.find((failure) => failure.includes(names.listPets as string) && failure.includes("starts (init)")),
     ).toMatch(/Runtime\.HandlerNotFound: index\.handlr is undefined or not exported/);
   });
+
+  it("reports a topic key that lets CloudWatch in only with confused-deputy conditions AWS documents for the topic policy alone", async () => {
+    const copy = brokenAssembly((template) => {
+      const [, key] =
+        resourcesOf(template, "AWS::KMS::Key").find(([candidate]) => candidate.startsWith("MonitoringAlarmTopicKey")) ??
+        [];
+      const policy = key?.Properties?.KeyPolicy as { Statement: Record<string, unknown>[] } | undefined;
+      const statement = (policy?.Statement ?? []).find((candidate) =>
+        JSON.stringify(candidate.Principal).includes("cloudwatch.amazonaws.com"),
+      ) as Record<string, unknown>;
+      statement.Condition = { StringEquals: { "aws:SourceAccount": { Ref: "AWS::AccountId" } } };
+    });
+    const { failures } = await rehearseAssembly(copy, { only: /^Staging/ });
+
+    expect(
+      failures.find((failure) => /cloudwatch\.amazonaws\.com is denied kms:GenerateDataKey/.test(failure)),
+    ).toMatch(
+      /CloudWatch publishing to the encrypted Monitoring\w+Topic[0-9A-F]{8} and Monitoring\w+Topic[0-9A-F]{8}\)[\s\S]*aws:SourceAccount does not hold for "\(absent\)"/,
+    );
+  });
 });
 
 describe("npm run rehearse", () => {

@@ -1,16 +1,20 @@
 /**
  * The scheduled synthetic check of each stage, in the templates `cdk synth` builds: a schedule every
  * 5 minutes, a function that may only read its key's secret, a deploy-time provisioner that may
- * only write the secret and API key records, and an alarm that treats a missing run as a failure.
+ * only write the secret and API key records, and an alarm that treats a missing run as a failure
+ * once its warm-up (a new stage's first runs) has passed.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type StageConfig, stageConfigs } from "../../infra/config";
 import { STACK_OUTPUTS } from "../../infra/deployment";
-import { SYNTHETIC_KEY_GENERATION } from "../../infra/stacks/syntheticCheck";
+import { SYNTHETIC_CHECK_INTERVAL, SYNTHETIC_KEY_GENERATION } from "../../infra/stacks/syntheticCheck";
 import { itemKeys } from "../../lib/db/table";
 import { METRICS_NAMESPACE } from "../../lib/observability/metrics";
 import { syntheticMetricNames } from "../../lib/observability/syntheticMetrics";
+import { projectRoot } from "../support/processes";
 import { synthesizedStages } from "./app";
 
 type Resource = {
@@ -219,5 +223,32 @@ describe.each(stages)("$id synthetic check", (config: StageConfig) => {
       OKActions: [{ Ref: topicId }],
     });
     expect(config.monitoring.syntheticCheck).toEqual({ failedPeriods: 2, outOfPeriods: 3 });
+  });
+
+  it("does not page on a new stage before the check's first runs: it warms up for one run and a full window", () => {
+    const [, alarm] = only(template(), "AWS::CloudWatch::Alarm", "SyntheticCheckAlarm");
+    const { outOfPeriods } = config.monitoring.syntheticCheck;
+    const intervalMinutes = SYNTHETIC_CHECK_INTERVAL.toMinutes();
+
+    expect(alarm.Properties.WarmUpConfiguration).toEqual({
+      WarmUpPeriodDurationInMinutes: intervalMinutes * (outOfPeriods + 1),
+      // Evaluation starts as soon as runs fill the window: a working check ends the warm-up early.
+      OnlyStartEvaluatingAfterWarmUpPeriodEnds: false,
+    });
+    // Within the range CloudWatch accepts (1 to 2,880 minutes), and short enough that a check that
+    // never runs on a new stage pages within the hour.
+    expect(intervalMinutes * (outOfPeriods + 1)).toBeLessThanOrEqual(60);
+    // What on-call is told to expect after a first deploy.
+    const alarmsDoc = readFileSync(join(projectRoot, "docs/alarms.md"), "utf8");
+    expect(alarmsDoc).toContain(`of ${intervalMinutes * (outOfPeriods + 1)} minutes (one run's wait`);
+    expect(alarmsDoc).toContain(`after a ${intervalMinutes * (outOfPeriods + 1)}-minute warm-up`);
+  });
+
+  it("has no other alarm on the check's metric, so the warm-up is the whole first-deploy story", () => {
+    const onCheck = Object.entries(template().findResources("AWS::CloudWatch::Alarm")).filter(([, alarm]) =>
+      JSON.stringify(alarm.Properties).includes(syntheticMetricNames.passed),
+    );
+
+    expect(onCheck.map(([id]) => id)).toEqual([expect.stringMatching(/^SyntheticCheckAlarm/)]);
   });
 });

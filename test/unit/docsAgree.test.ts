@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { logLevels } from "../../lib/observability/logger";
+import { SYNTHETIC_PET_RETENTION_SECONDS } from "../../lib/pets/collection";
 import { parseKeysArguments } from "../../scripts/keys";
 import { projectRoot } from "../support/processes";
 
@@ -114,5 +115,30 @@ describe("the docs agree with each other and with the code", () => {
     }
     expect(tester).toMatch(/created by someone with AWS\s+credentials for staging's account/);
     expect(tester).toMatch(/handed over through the team's secret manager/);
+  });
+
+  it("every key the docs hand to the pipeline's smoke checks is a synthetic key", () => {
+    const pipelineKeys = documents.flatMap((path) =>
+      [...read(path).matchAll(/^npm run .*keys -- (create .+)\| gh secret set PETSTORE_API_KEY.*$/gm)].map((match) => ({
+        path,
+        command: match[0],
+        argv: (match[1] as string).match(/"[^"]*"|\S+/g) ?? [],
+      })),
+    );
+
+    expect(pipelineKeys.length).toBeGreaterThanOrEqual(3);
+    for (const { path, command, argv } of pipelineKeys) {
+      const parsed = parseKeysArguments(
+        argv.map((part) => part.replace(/^"|"$/g, "")),
+        {},
+      );
+      expect(parsed, `${path}: ${command}`).toMatchObject({ command: "create", synthetic: true });
+    }
+  });
+
+  it("says how long a synthetic key's pets are shown as the code keeps them", () => {
+    expect(SYNTHETIC_PET_RETENTION_SECONDS).toBe(3600);
+    expect(section(read("docs/api.md"), "Synthetic keys")).toMatch(/expire\*\* one hour after they were created/);
+    expect(read("docs/alarms.md")).toMatch(/They expire one hour after they were created/);
   });
 });

@@ -2,12 +2,6 @@
  * `npm run preflight`: each decision of the pre-flight checks against mocked AWS answers (every call
  * they make must be read-only), and the command's lines and exit codes.
  */
-import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { ACMClient, type CertificateDetail, DescribeCertificateCommand } from "@aws-sdk/client-acm";
 import { APIGatewayClient, GetAccountCommand } from "@aws-sdk/client-api-gateway";
 import {
@@ -38,9 +32,9 @@ import {
   PreflightError,
   runPreflight,
 } from "../../scripts/preflight/checks";
-import { main, PreflightUsageError, parsePreflightArguments } from "../../scripts/preflight/main";
-
-const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
+import { main, parsePreflightArguments } from "../../scripts/preflight/main";
+import { captureOutput } from "../support/consoleOutput";
+import { refusedStageArguments, runStageScript, runWithoutCredentials, usageRefusal } from "../support/stageCommand";
 
 const sts = mockClient(STSClient);
 const cloudFormation = mockClient(CloudFormationClient);
@@ -632,14 +626,6 @@ describe("the preflight command", () => {
     "prod:hostedZoneName": ZONE.name,
   };
 
-  function captureOutput() {
-    const out: string[] = [];
-    const err: string[] = [];
-    vi.spyOn(console, "log").mockImplementation((line: unknown) => void out.push(String(line)));
-    vi.spyOn(console, "error").mockImplementation((line: unknown) => void err.push(String(line)));
-    return { out, err };
-  }
-
   it("prints one ready line and exits 0", async () => {
     const { out, err } = captureOutput();
 
@@ -691,44 +677,14 @@ describe("the preflight command", () => {
     ]);
   });
 
-  it.each([
-    [[], "--stage is required."],
-    [["--stage"], "Option '--stage <value>' argument missing."],
-    [["--stage", "production"], 'unknown stage "production".'],
-    [["--stage", "prod", "--region", "eu-west-1"], "Unknown option '--region'."],
-    [["prod"], "Unexpected argument 'prod'."],
-  ])("refuses %j with one usage line", (argv, problem) => {
-    let message = "";
-    try {
-      parsePreflightArguments(argv);
-    } catch (error) {
-      expect(error).toBeInstanceOf(PreflightUsageError);
-      message = (error as Error).message;
-    }
-
-    expect(message).toBe(`${problem} Usage: npm run preflight -- --stage <staging|prod>`);
+  it.each(refusedStageArguments)("refuses %j with one usage line", (argv, problem) => {
+    expect(usageRefusal(() => parsePreflightArguments(argv))).toBe(
+      `${problem} Usage: npm run preflight -- --stage <staging|prod>`,
+    );
   });
 
-  /** The command as npm runs it, with only the environment given (no AWS_* variables). */
-  async function runCommand(args: string[], env: NodeJS.ProcessEnv = {}) {
-    const inherited = Object.fromEntries(
-      Object.entries(process.env).filter(([name]) => !/^(AWS_|PETSTORE_)/.test(name)),
-    );
-    try {
-      const { stdout, stderr } = await promisify(execFile)(
-        process.execPath,
-        ["--import", "tsx", "scripts/preflight/main.ts", ...args],
-        { cwd: projectRoot, env: { ...inherited, ...env }, timeout: 30_000 },
-      );
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
-      return { code, stdout, stderr };
-    }
-  }
-
   it("exits 2 with a single usage line on bad arguments", async () => {
-    const { code, stdout, stderr } = await runCommand(["--stage", "qa"]);
+    const { code, stdout, stderr } = await runStageScript("scripts/preflight/main.ts", ["--stage", "qa"]);
 
     expect(code).toBe(2);
     expect(stdout).toBe("");
@@ -736,22 +692,13 @@ describe("the preflight command", () => {
   });
 
   it("exits 1 with one line, no stack trace, without AWS credentials or region", async () => {
-    const home = mkdtempSync(join(tmpdir(), "preflight-home-"));
-    try {
-      // No region (unless cdk.json pins one) stops it before any call; with one, the SDK finds no
-      // credentials at once: no files in HOME, no instance metadata.
-      const { code, stdout, stderr } = await runCommand(["--stage", "prod"], {
-        HOME: home,
-        USERPROFILE: home,
-        AWS_EC2_METADATA_DISABLED: "true",
-      });
+    // No region (unless cdk.json pins one) stops it before any call; with one, the SDK finds no
+    // credentials at once: no files in HOME, no instance metadata.
+    const { code, stdout, stderr } = await runWithoutCredentials("scripts/preflight/main.ts", ["--stage", "prod"]);
 
-      expect(code).toBe(1);
-      expect(stdout).toBe("");
-      expect(stderr).toMatch(/^preflight: [^\n]+\n$/);
-      expect(stderr).not.toMatch(/\bat .+:\d+:\d+/);
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/^preflight: [^\n]+\n$/);
+    expect(stderr).not.toMatch(/\bat .+:\d+:\d+/);
   });
 });

@@ -5,7 +5,7 @@
  * digest, production checked and diffed before its approval, names from infra/deployment.ts.
  */
 import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -24,109 +24,10 @@ import {
   workflowFiles,
 } from "../../scripts/lintWorkflows";
 import { NODE_VERSIONS } from "../../scripts/nodeVersions";
-import { mappingAt, mappingOf, type YamlEntry } from "../support/yamlMapping";
+import { type Job, jobsOf, readWorkflow, type Step } from "../support/workflows";
+import { mappingAt, mappingOf } from "../support/yamlMapping";
 
-const readWorkflow = (name: string) => readFileSync(join(projectRoot, ".github", "workflows", name), "utf8");
 const stages = Object.values(deployedStages);
-
-// --- Just enough of a workflow's structure: jobs, their steps (a YAML sequence, which
-// test/support/yamlMapping.ts leaves as raw lines) and the keys the tests look at.
-
-const indentOf = (line: string): number => line.length - line.trimStart().length;
-const isSkippable = (line: string): boolean => line.trim() === "" || line.trimStart().startsWith("#");
-const unquoted = (value: string): string => value.replace(/^"(.*)"$/, "$1").replace(/^'(.*)'$/, "$1");
-
-/** The items of the block sequence made of `lines`, each as the lines of a block mapping. */
-function sequenceItems(lines: readonly string[]): string[][] {
-  const items: string[][] = [];
-  const first = lines.find((line) => !isSkippable(line));
-  if (first === undefined) return items;
-  const indent = indentOf(first);
-  for (const line of lines) {
-    const current = items.at(-1);
-    if (isSkippable(line)) {
-      current?.push(line);
-    } else if (indentOf(line) === indent && line.trimStart().startsWith("- ")) {
-      items.push([`${" ".repeat(indent + 2)}${line.trimStart().slice(2)}`]);
-    } else if (indentOf(line) > indent && current) {
-      current.push(line);
-    } else {
-      throw new Error(`not a block sequence item: ${JSON.stringify(line)}`);
-    }
-  }
-  return items;
-}
-
-const valuesOf = (entry: YamlEntry | undefined): Record<string, string> =>
-  Object.fromEntries([...mappingOf(entry?.block ?? [])].map(([key, value]) => [key, unquoted(value.value)]));
-
-interface Step {
-  readonly uses: string | undefined;
-  readonly name: string | undefined;
-  /** The script of a `run` step (a block scalar's lines joined), "" for an action. */
-  readonly run: string;
-  readonly with: Record<string, string>;
-  readonly env: Record<string, string>;
-}
-
-function stepOf(lines: readonly string[]): Step {
-  const step = mappingOf(lines);
-  const run = step.get("run");
-  return {
-    uses: step.get("uses")?.value,
-    name: step.get("name")?.value,
-    run: run === undefined ? "" : run.value === "|" ? run.block.map((line) => line.trim()).join("\n") : run.value,
-    with: valuesOf(step.get("with")),
-    env: valuesOf(step.get("env")),
-  };
-}
-
-interface Job {
-  readonly workflow: string;
-  readonly name: string;
-  readonly uses: string | undefined;
-  readonly needs: string[];
-  readonly environment: string | undefined;
-  readonly secrets: string | undefined;
-  readonly with: Record<string, string>;
-  readonly env: Record<string, string>;
-  readonly permissions: Record<string, string>;
-  readonly outputs: Record<string, string>;
-  readonly timeoutMinutes: string | undefined;
-  readonly steps: Step[];
-  /** The job's own lines, for what the tests only search. */
-  readonly text: string;
-}
-
-function jobsOf(workflow: string): Job[] {
-  return [...mappingAt(readWorkflow(workflow), ["jobs"])].map(([name, entry]) => {
-    const job = mappingOf(entry.block);
-    const needs = job.get("needs")?.value ?? "";
-    const environment = job.get("environment");
-    return {
-      workflow,
-      name,
-      uses: job.get("uses")?.value,
-      needs: needs.startsWith("[")
-        ? needs
-            .slice(1, -1)
-            .split(",")
-            .map((need) => need.trim())
-        : needs === ""
-          ? []
-          : [needs],
-      environment: environment?.value || mappingOf(environment?.block ?? []).get("name")?.value,
-      secrets: job.get("secrets")?.value,
-      with: valuesOf(job.get("with")),
-      env: valuesOf(job.get("env")),
-      permissions: valuesOf(job.get("permissions")),
-      outputs: valuesOf(job.get("outputs")),
-      timeoutMinutes: job.get("timeout-minutes")?.value,
-      steps: sequenceItems(job.get("steps")?.block ?? []).map(stepOf),
-      text: entry.block.join("\n"),
-    };
-  });
-}
 
 const pipeline = jobsOf("deploy.yml");
 const pipelineJob = (name: string): Job => {
@@ -269,7 +170,9 @@ describe("the deploy pipeline (deploy.yml) and infra/deployment.ts", () => {
   it("deploys or previews nothing that did not pass CI: every other job waits for the assembly, hence for CI", () => {
     const others = pipeline.filter((job) => job.name !== "ci" && job.name !== "assembly");
 
-    expect(others.map((job) => job.name).sort()).toEqual([...deployJobs, ...previewJobs].map((job) => job.name).sort());
+    expect(others.map((job) => job.name).sort()).toEqual(
+      [...deployJobs, ...previewJobs, pipelineJob("release-check")].map((job) => job.name).sort(),
+    );
     for (const job of others) {
       expect([...allNeeds(job)], job.name).toEqual(expect.arrayContaining(["assembly", "ci"]));
     }
@@ -425,10 +328,12 @@ describe("one cloud assembly, built once and promoted by its digest", () => {
     );
 
     expect(setups.map((setup) => setup.job).sort()).toEqual([
+      "ci.yml/release-check",
       "ci.yml/test",
       "deploy-stage.yml/deploy",
       "deploy.yml/assembly",
       "deploy.yml/production-preview",
+      "deploy.yml/release-check",
     ]);
     for (const { job, version } of setups) {
       const versions = version === `\${{ matrix.node-version }}` ? matrixVersions : [version];

@@ -1,0 +1,89 @@
+/**
+ * `npm run alarms:verify -- --stage <staging|prod>`: proves, with the stage account's credentials,
+ * that the stage's alarm notifications reach their encrypted topic (./verify.ts), as the deploy
+ * workflow does after each deploy. Prints one line: to stdout and exit 0 when the notification was
+ * published, to stderr and exit 1 when it failed (with what to check) or could not be tested; bad
+ * arguments are one usage line and exit 2. The stage's region (and account) come from the working
+ * tree's cdk.json "context" and PETSTORE_* variables, as the CDK app reads them (infra/settings.ts).
+ */
+import { hostname, userInfo } from "node:os";
+import { pathToFileURL } from "node:url";
+import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
+import { STSClient } from "@aws-sdk/client-sts";
+import type { DeployedStageName } from "../../infra/deployment";
+import { alarmDeliveryTestAlarmName } from "../../infra/stacks/monitoring";
+import { silenceSdkNodeVersionWarning } from "../../local/settings";
+import { parseStageArguments, runStageCommand, type StageCommandOptions, stageUsage } from "../stageCommand";
+import { type AlarmsVerifyClients, AlarmsVerifyError, verifyAlarmDelivery } from "./verify";
+
+export const usage = stageUsage("alarms:verify");
+
+const help = `${usage}
+Sets the stage's alarm delivery test alarm (petstore-<stage>-alarm-delivery-test) to ALARM, waits
+for CloudWatch to publish its notification to the stage's deployment events topic (encrypted and
+published as the paging alarms are; it pages nobody), and sets it back to OK. Run it with
+credentials for the stage's account. Exits 0 when the notification was published, 1 with one line
+saying what to check when it was not, 2 on bad arguments (docs/alarms.md).`;
+
+/** The stage to test, or "help"; a mistake throws a StageUsageError (scripts/stageCommand.ts). */
+export function parseAlarmsVerifyArguments(argv: readonly string[]): { stage: DeployedStageName } | "help" {
+  return parseStageArguments(argv, usage);
+}
+
+/** What the alarm's state reason calls this run: the GitHub Actions run, or who ran it where and when. */
+export function runName(env: NodeJS.ProcessEnv, now: Date): string {
+  const { GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_RUN_ATTEMPT } = env;
+  if (GITHUB_RUN_ID) {
+    const attempt = GITHUB_RUN_ATTEMPT ? ` attempt ${GITHUB_RUN_ATTEMPT}` : "";
+    return `GitHub Actions run ${GITHUB_RUN_ID}${attempt}${GITHUB_REPOSITORY ? ` of ${GITHUB_REPOSITORY}` : ""}`;
+  }
+  let who = "someone";
+  try {
+    who = `${userInfo().username}@${hostname()}`;
+  } catch {
+    // No user name on this machine (a container without a passwd entry): "someone" it is.
+  }
+  return `run by ${who} at ${now.toISOString()}`;
+}
+
+/** Clients for the stage's region, with the default credential chain (environment, profile, SSO, role). */
+export function createClients(region: string): AlarmsVerifyClients {
+  return { cloudWatch: new CloudWatchClient({ region }), sts: new STSClient({ region }) };
+}
+
+/** Runs the command; returns the exit code. Every line it prints starts with `alarms:verify: `. */
+export function main(
+  argv: readonly string[],
+  options: StageCommandOptions & {
+    clients?: (region: string) => AlarmsVerifyClients;
+    clock?: () => Date;
+    sleep?: (milliseconds: number) => Promise<void>;
+  } = {},
+): Promise<number> {
+  const { clients = createClients } = options;
+  const command = { name: "alarms:verify", help, usage, failures: [AlarmsVerifyError] };
+  return runStageCommand(command, argv, options, async ({ stage, settings, region, env, say }) => {
+    const now = options.clock ?? (() => new Date());
+    const result = await verifyAlarmDelivery({
+      stage,
+      ...(settings.account === undefined ? {} : { pinnedAccount: settings.account }),
+      region,
+      alarmName: alarmDeliveryTestAlarmName(stage),
+      runName: runName(env, now()),
+      clients: clients(region),
+      clock: now,
+      ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+    });
+    if (!result.ok) {
+      say(result.line);
+      return 1;
+    }
+    console.log(`alarms:verify: ${result.line}`);
+    return 0;
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  silenceSdkNodeVersionWarning();
+  process.exitCode = await main(process.argv.slice(2));
+}

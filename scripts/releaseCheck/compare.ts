@@ -1,0 +1,360 @@
+/**
+ * The release check's decisions: each stack's template as it is deployed now (the base) against
+ * the one a release would deploy, compared with @aws-cdk/cloudformation-diff, the library `cdk diff`
+ * uses, and turned into findings:
+ *
+ * - `replace`: a stateful resource (./stateful.ts) that CloudFormation would, or may, replace: it
+ *   creates a new, empty resource and deletes the old one (or leaves it outside the stack);
+ * - `remove`: a stateful resource gone from the template, most often because its logical id changed
+ *   (a construct renamed or moved): CloudFormation deletes it, or orphans it when retained, and the
+ *   new logical id is a new, empty resource;
+ * - `protection-weakened`: a stateful resource no longer retained when deleted or replaced, or whose
+ *   deletion protection is switched off;
+ * - `iam-widening`, `security-group-widening`: permissions or network access added to a stack that
+ *   is deployed already. A new stack has nothing to compare with (a first release: every stack is
+ *   new): it passes, and the report shows its whole diff, permissions included.
+ *
+ * Each finding blocks the release unless acknowledged (./acknowledgements.ts).
+ */
+import { fullDiff, ResourceImpact, type TemplateDiff } from "@aws-cdk/cloudformation-diff";
+import { type CfnResource, type CfnTemplate, isStateful, keepsData } from "./stateful";
+
+/** One stack of a cloud assembly, as the release check compares it. */
+export interface StackTemplate {
+  /** Its CloudFormation name (`Production-PetStoreData`): what acknowledgements and people name. */
+  readonly stackName: string;
+  /** `aws://<account>/<region>`; `aws://unknown-account/unknown-region` when not pinned. */
+  readonly environment: string;
+  readonly template: CfnTemplate;
+  /** Logical id → construct path, so that the report can say where a resource comes from. */
+  readonly constructPaths?: Readonly<Record<string, string>>;
+}
+
+export const CHANGE_KINDS = [
+  "replace",
+  "remove",
+  "protection-weakened",
+  "iam-widening",
+  "security-group-widening",
+] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
+
+export interface Finding {
+  readonly stack: string;
+  readonly logicalId: string;
+  readonly resourceType: string;
+  readonly change: ChangeKind;
+  /** What would happen, in one line. */
+  readonly detail: string;
+}
+
+export interface StackComparison {
+  readonly stackName: string;
+  readonly environment: string;
+  /** `added`: only in the release; `removed`: only in the base. */
+  readonly status: "added" | "removed" | "changed" | "unchanged";
+  readonly diff: TemplateDiff;
+  readonly findings: Finding[];
+  readonly constructPaths: Readonly<Record<string, string>>;
+}
+
+/** What `cdk diff` leaves out too: the CDK's own version-reporting resource. */
+function comparable(template: CfnTemplate | undefined): CfnTemplate {
+  if (!template) return {};
+  const { CDKMetadata: _versionReporting, ...resources } = template.Resources ?? {};
+  return { ...template, Resources: resources };
+}
+
+/**
+ * Pairs each stack of the release with its deployed self: the same CloudFormation name in the same
+ * environment, or, failing that, the one stack of that name on each side (a stage pinned since).
+ */
+function pairStacks(
+  base: readonly StackTemplate[],
+  head: readonly StackTemplate[],
+): { base?: StackTemplate; head?: StackTemplate }[] {
+  const key = (stack: StackTemplate) => `${stack.environment} ${stack.stackName}`;
+  const unmatchedBase = new Map(base.map((stack) => [key(stack), stack]));
+  const pairs: { base?: StackTemplate; head?: StackTemplate }[] = [];
+  const unmatchedHead: StackTemplate[] = [];
+  for (const stack of head) {
+    const deployed = unmatchedBase.get(key(stack));
+    if (deployed) {
+      unmatchedBase.delete(key(stack));
+      pairs.push({ base: deployed, head: stack });
+    } else {
+      unmatchedHead.push(stack);
+    }
+  }
+  for (const stack of unmatchedHead) {
+    const sameName = [...unmatchedBase.values()].filter((candidate) => candidate.stackName === stack.stackName);
+    const onlyOne = unmatchedHead.filter((candidate) => candidate.stackName === stack.stackName).length === 1;
+    const [deployed] = sameName;
+    if (deployed && sameName.length === 1 && onlyOne) {
+      unmatchedBase.delete(key(deployed));
+      pairs.push({ base: deployed, head: stack });
+    } else {
+      pairs.push({ head: stack });
+    }
+  }
+  for (const stack of unmatchedBase.values()) pairs.push({ base: stack });
+  return pairs;
+}
+
+export function compareAssemblies(base: readonly StackTemplate[], head: readonly StackTemplate[]): StackComparison[] {
+  return pairStacks(base, head)
+    .map((pair) => compareStack(pair.base, pair.head))
+    .sort((a, b) => a.stackName.localeCompare(b.stackName) || a.environment.localeCompare(b.environment));
+}
+
+export function compareStack(base: StackTemplate | undefined, head: StackTemplate | undefined): StackComparison {
+  const stack = (head ?? base) as StackTemplate;
+  const baseTemplate = comparable(base?.template);
+  const headTemplate = comparable(head?.template);
+  const diff = fullDiff(baseTemplate, headTemplate);
+  const stackName = stack.stackName;
+  const findings: Finding[] = [];
+  const added = Object.entries(diff.resources.changes).filter(([, change]) => change.isAddition);
+
+  for (const [logicalId, change] of Object.entries(diff.resources.changes)) {
+    const before = change.oldValue as CfnResource | undefined;
+    const after = change.newValue as CfnResource | undefined;
+    if (!before || !isStateful(before)) continue;
+    const finding = (kind: ChangeKind, detail: string): Finding => ({
+      stack: stackName,
+      logicalId,
+      resourceType: before.Type,
+      change: kind,
+      detail,
+    });
+    const impact = change.changeImpact;
+    const policy = `DeletionPolicy ${before.DeletionPolicy ?? "Delete"}`;
+    if (impact === ResourceImpact.WILL_REPLACE || impact === ResourceImpact.MAY_REPLACE) {
+      const properties = Object.entries(change.propertyUpdates)
+        .filter(([, property]) =>
+          [ResourceImpact.WILL_REPLACE, ResourceImpact.MAY_REPLACE].includes(property.changeImpact as ResourceImpact),
+        )
+        .map(([name]) => name);
+      const causes =
+        before.Type !== after?.Type
+          ? `its type changes to ${after?.Type}`
+          : properties.length > 0
+            ? `${properties.join(", ")} ${properties.length === 1 ? "changes" : "change"}`
+            : "what it refers to is replaced";
+      const oldOne = keepsData(before.UpdateReplacePolicy)
+        ? `leaves the old one outside the stack (UpdateReplacePolicy ${before.UpdateReplacePolicy})`
+        : "deletes the old one with its data";
+      const verb = impact === ResourceImpact.WILL_REPLACE ? "would be replaced" : "may be replaced";
+      findings.push(finding("replace", `${verb} (${causes}): CloudFormation creates a new, empty one and ${oldOne}`));
+    } else if (!head) {
+      const fate = keepsData(before.DeletionPolicy)
+        ? "leaves it in the account, managed by nothing"
+        : "deletes it with its data";
+      findings.push(
+        finding(
+          "remove",
+          `its stack is no longer in the app: cdk deploy leaves the deployed stack as it is, and deleting that stack ${fate} (${policy})`,
+        ),
+      );
+    } else if (impact === ResourceImpact.WILL_DESTROY || impact === ResourceImpact.WILL_ORPHAN) {
+      const fate =
+        impact === ResourceImpact.WILL_ORPHAN
+          ? `CloudFormation leaves it in the account, outside the stack, managed by nothing (${policy})`
+          : `CloudFormation deletes it with its data (${policy})`;
+      const renamedTo = added.filter(([, candidate]) => candidate.newResourceType === before.Type).map(([id]) => id);
+      const why =
+        renamedTo.length > 0
+          ? `; ${renamedTo.join(", ")} of the same type ${renamedTo.length === 1 ? "is" : "are"} added instead: a renamed or moved construct gets a new logical id, which CloudFormation creates as a new, empty resource`
+          : "";
+      findings.push(finding("remove", `removed from the template: ${fate}${why}`));
+    } else if (after) {
+      const weakened = weakenedProtections(before, after);
+      if (weakened.length > 0) findings.push(finding("protection-weakened", weakened.join("; ")));
+    }
+  }
+
+  // Only a deployed stack can widen: one that leaves the app takes its permissions with it, and a
+  // new one's are all new (the report shows them in its diff).
+  if (base && head) {
+    findings.push(
+      ...widenings(diff, baseTemplate, headTemplate).map((widening) => ({ stack: stackName, ...widening })),
+    );
+  }
+
+  return {
+    stackName,
+    environment: stack.environment,
+    status: !base ? "added" : !head ? "removed" : diff.isEmpty ? "unchanged" : "changed",
+    diff,
+    findings,
+    constructPaths: { ...base?.constructPaths, ...head?.constructPaths },
+  };
+}
+
+/** Deletion protection as the template sets it: DynamoDB's (per replica of a global table), RDS's, … */
+function deletionProtected(resource: CfnResource): boolean {
+  const properties = resource.Properties ?? {};
+  if (resource.Type === "AWS::DynamoDB::GlobalTable") {
+    const replicas = Array.isArray(properties.Replicas) ? (properties.Replicas as Record<string, unknown>[]) : [];
+    return replicas.length > 0 && replicas.every((replica) => replica.DeletionProtectionEnabled === true);
+  }
+  return properties.DeletionProtectionEnabled === true || properties.DeletionProtection === true;
+}
+
+function weakenedProtections(before: CfnResource, after: CfnResource): string[] {
+  const weakened: string[] = [];
+  if (keepsData(before.DeletionPolicy) && !keepsData(after.DeletionPolicy)) {
+    weakened.push(
+      `DeletionPolicy ${before.DeletionPolicy} becomes ${after.DeletionPolicy ?? "Delete"}: removing it from the template or deleting the stack would delete its data`,
+    );
+  }
+  if (keepsData(before.UpdateReplacePolicy) && !keepsData(after.UpdateReplacePolicy)) {
+    weakened.push(
+      `UpdateReplacePolicy ${before.UpdateReplacePolicy} becomes ${after.UpdateReplacePolicy ?? "Delete"}: a replacement would delete the old one with its data`,
+    );
+  }
+  if (deletionProtected(before) && !deletionProtected(after)) {
+    weakened.push("deletion protection is switched off");
+  }
+  return weakened;
+}
+
+type Widening = Omit<Finding, "stack">;
+
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
+
+/** An IAM statement as @aws-cdk/cloudformation-diff parses it (its Statement class is not exported). */
+type Statement = TemplateDiff["iamChanges"]["statements"]["additions"][number];
+type Targets = Statement["actions"];
+
+/** Whether an IAM pattern (`dynamodb:*`, `arn:…/*`) matches a value; exact otherwise. */
+const matches = (pattern: string, value: string) =>
+  pattern === value ||
+  (pattern.includes("*") &&
+    new RegExp(
+      `^${pattern
+        .split("*")
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+        .join(".*")}$`,
+    ).test(value));
+
+const sameTargets = (a: Targets, b: Targets) =>
+  a.not === b.not && a.values.length === b.values.length && a.values.every((value) => b.values.includes(value));
+
+/**
+ * The actions of `statement` that `others` (statements of the same effect, principals and condition)
+ * do not already grant on all of its resources: a statement rewritten with fewer actions, or split
+ * in two, adds nothing. Negated targets (NotAction, NotResource) are never taken as covered.
+ */
+function uncoveredActions(statement: Statement, others: readonly Statement[]): string[] {
+  const alike = others.filter(
+    (other) =>
+      other.effect === statement.effect &&
+      sameTargets(other.principals, statement.principals) &&
+      JSON.stringify(other.condition ?? null) === JSON.stringify(statement.condition ?? null) &&
+      !other.actions.not &&
+      !other.resources.not,
+  );
+  if (statement.actions.not || statement.resources.not) return [...statement.actions.values];
+  return statement.actions.values.filter(
+    (action) =>
+      !statement.resources.values.every((resource) =>
+        alike.some(
+          (other) =>
+            other.actions.values.some((pattern) => matches(pattern, action)) &&
+            other.resources.values.some((pattern) => matches(pattern, resource)),
+        ),
+      ),
+  );
+}
+
+interface WidenedStatement {
+  readonly statement: Statement;
+  /** What it newly allows (or no longer denies). */
+  readonly actions: string[];
+}
+
+/**
+ * Statements that widen access: allows whose actions no removed allow granted, and denies removed
+ * whose actions no added deny keeps denying. (The library's own `permissionsBroadened` counts any
+ * changed allow, a narrowed one included.)
+ */
+function widenedStatements(added: readonly Statement[], removed: readonly Statement[]): WidenedStatement[] {
+  const allows = (list: readonly Statement[]) => list.filter((statement) => !statement.isNegativeStatement);
+  const denies = (list: readonly Statement[]) => list.filter((statement) => statement.isNegativeStatement);
+  return [
+    ...allows(added).map((statement) => ({ statement, actions: uncoveredActions(statement, allows(removed)) })),
+    ...denies(removed).map((statement) => ({ statement, actions: uncoveredActions(statement, denies(added)) })),
+  ].filter((widened) => widened.actions.length > 0);
+}
+
+function describeStatement({ statement, actions }: WidenedStatement): string {
+  const { effect, resource, principal, condition } = statement.render();
+  const removedDeny = statement.isNegativeStatement ? "no longer " : "";
+  return oneLine(
+    `${removedDeny}${effect} ${actions.join(" ")} on ${resource}${principal ? ` for ${principal}` : ""}${condition ? ` when ${condition}` : ""}`,
+  );
+}
+
+/**
+ * Permissions and security group rules the release adds, attributed to the resources that add them.
+ * The library reports them per stack; each changed resource is diffed on its own to find which one
+ * adds each, so a policy merely moved to another logical id adds nothing.
+ */
+function widenings(diff: TemplateDiff, baseTemplate: CfnTemplate, headTemplate: CfnTemplate): Widening[] {
+  const iam = diff.iamChanges;
+  const widened = widenedStatements(iam.statements.additions, iam.statements.removals);
+  const managedPolicies = iam.managedPolicies.additions;
+  const rules = [...diff.securityGroupChanges.ingress.additions, ...diff.securityGroupChanges.egress.additions];
+  if (widened.length === 0 && managedPolicies.length === 0 && rules.length === 0) return [];
+
+  const found: Widening[] = [];
+  for (const logicalId of diff.resources.logicalIds) {
+    const before = baseTemplate.Resources?.[logicalId];
+    const after = headTemplate.Resources?.[logicalId];
+    const alone = fullDiff(
+      { Resources: before ? { [logicalId]: before } : {} },
+      { Resources: after ? { [logicalId]: after } : {} },
+    );
+    const resourceType = (after ?? before)?.Type ?? "";
+    // An allow this resource adds, or a deny it drops.
+    const statements = widened.filter(({ statement }) =>
+      (statement.isNegativeStatement
+        ? alone.iamChanges.statements.removals
+        : alone.iamChanges.statements.additions
+      ).some((own) => own.equal(statement)),
+    );
+    const policies = alone.iamChanges.managedPolicies.additions.filter((policy) =>
+      managedPolicies.some((added) => added.equal(policy)),
+    );
+    if (statements.length > 0 || policies.length > 0) {
+      const described = [
+        ...statements.map(describeStatement),
+        ...policies.map((policy) => `managed policy ${policy.managedPolicyArn}`),
+      ];
+      found.push({ logicalId, resourceType, change: "iam-widening", detail: `grants ${described.join("; ")}` });
+    }
+    const addedRules = [
+      ...alone.securityGroupChanges.ingress.additions.map((rule) => ({ rule, direction: "ingress" })),
+      ...alone.securityGroupChanges.egress.additions.map((rule) => ({ rule, direction: "egress" })),
+    ].filter(({ rule }) => rules.some((added) => added.equal(rule)));
+    if (addedRules.length > 0) {
+      found.push({
+        logicalId,
+        resourceType,
+        change: "security-group-widening",
+        detail: `allows ${addedRules.map(({ rule, direction }) => `${direction} ${rule.describeProtocol()} ${direction === "ingress" ? "from" : "to"} ${rule.describePeer()}`).join("; ")}`,
+      });
+    }
+  }
+  if (found.length === 0) {
+    // Never expected: the stack widens something no single resource explains. Still a finding.
+    found.push({
+      logicalId: "*",
+      resourceType: "",
+      change: widened.length + managedPolicies.length > 0 ? "iam-widening" : "security-group-widening",
+      detail: "widens permissions or network access across resources (see the diff)",
+    });
+  }
+  return found;
+}

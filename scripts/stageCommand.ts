@@ -1,0 +1,133 @@
+/**
+ * What the commands run for one deployed stage (`npm run <command> -- --stage <staging|prod>`:
+ * preflight, alarms:verify) share: their arguments, the stage's settings and region as the CDK app
+ * reads them, and their one-line output and exit codes. Every line such a command prints starts with
+ * `<command>: `; it exits 0 or 1 as the command decides, 1 with one line when the stage's settings
+ * or region stop it or anything fails unforeseen (never a stack trace in the deploy log), and 2 with
+ * one usage line on bad arguments.
+ */
+import { parseArgs } from "node:util";
+import { type DeployedStageName, deployedStages } from "../infra/deployment";
+import { contextKey, readStageSettings, SettingsError, type StageSettings } from "../infra/settings";
+import { checkoutContext } from "../infra/settingsBaseline";
+
+export const stageNames = Object.keys(deployedStages) as DeployedStageName[];
+
+/** The usage line of `npm run <command>`. */
+export const stageUsage = (command: string): string => `Usage: npm run ${command} -- --stage <${stageNames.join("|")}>`;
+
+/** A mistake in how the command was called: exit 2, one line. */
+export class StageUsageError extends Error {}
+
+/** What stops the command before it starts, in one line: exit 1. */
+export class StageCommandError extends Error {
+  override readonly name = "StageCommandError";
+}
+
+/** The stage `argv` names, or "help"; a usage error ends with `usage`. */
+export function parseStageArguments(argv: readonly string[], usage: string): { stage: DeployedStageName } | "help" {
+  let values: { stage?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { stage: { type: "string" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: false,
+      strict: true,
+    }));
+  } catch (error) {
+    // parseArgs' first sentence only: the rest suggests `--` spellings that mean nothing here.
+    const message = (error as Error).message.split(/\.\s/)[0]?.replace(/\.$/, "") ?? "bad arguments";
+    throw new StageUsageError(`${message.replace(/\s+/g, " ")}. ${usage}`);
+  }
+  if (values.help) return "help";
+  const { stage } = values;
+  if (stage === undefined || stage === "") throw new StageUsageError(`--stage is required. ${usage}`);
+  if (!stageNames.includes(stage as DeployedStageName)) {
+    throw new StageUsageError(`unknown stage "${stage}". ${usage}`);
+  }
+  return { stage: stage as DeployedStageName };
+}
+
+/** The stage's pinned region, else the one the SDK and the CDK CLI would use. */
+export function stageRegion(stage: DeployedStageName, settings: StageSettings, env: NodeJS.ProcessEnv): string {
+  const region = settings.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim());
+  if (!region) {
+    throw new StageCommandError(
+      `no region: pin ${contextKey(stage, "region")} in cdk.json's "context", or set AWS_REGION to the region ${stage} is deployed to.`,
+    );
+  }
+  return region;
+}
+
+export interface StageCommand {
+  /** The npm script, which starts every line the command prints. */
+  readonly name: string;
+  /** What --help prints. */
+  readonly help: string;
+  /** The usage line that ends a usage error. */
+  readonly usage: string;
+  /** The command's own errors, each a one-line verdict: exit 1. */
+  readonly failures: readonly (abstract new (
+    ...args: never[]
+  ) => Error)[];
+}
+
+export interface StageCommandOptions {
+  env?: NodeJS.ProcessEnv;
+  /** cdk.json's "context"; by default the working tree's. */
+  context?: () => Readonly<Record<string, unknown>>;
+}
+
+/** The stage a command runs for, what it needs of it, and how it says a line to stderr. */
+export interface StageRun {
+  readonly stage: DeployedStageName;
+  readonly settings: StageSettings;
+  readonly region: string;
+  readonly env: NodeJS.ProcessEnv;
+  say(line: string): void;
+}
+
+/**
+ * Runs `command` with `argv`: prints its help, or reads the stage's settings and region and calls
+ * `run` with them; returns the exit code, `run`'s unless something throws.
+ */
+export async function runStageCommand(
+  command: StageCommand,
+  argv: readonly string[],
+  options: StageCommandOptions,
+  run: (stage: StageRun) => Promise<number>,
+): Promise<number> {
+  // The working tree's cdk.json: the committed settings, which the pipeline deploys with too.
+  const { env = process.env, context = () => checkoutContext() } = options;
+  const say = (line: string) => console.error(`${command.name}: ${line}`);
+  try {
+    const parsed = parseStageArguments(argv, command.usage);
+    if (parsed === "help") {
+      console.log(command.help);
+      return 0;
+    }
+    const { stage } = parsed;
+    const settingsContext = context();
+    // As the CDK app reads them: the context first, then PETSTORE_* variables (infra/settings.ts).
+    const settings = readStageSettings(stage, (key) => settingsContext[key], env);
+    const region = stageRegion(stage, settings, env);
+    return await run({ stage, settings, region, env, say });
+  } catch (error) {
+    if (error instanceof StageUsageError) {
+      say(error.message);
+      return 2;
+    }
+    if (
+      error instanceof StageCommandError ||
+      error instanceof SettingsError ||
+      command.failures.some((failure) => error instanceof failure)
+    ) {
+      say((error as Error).message);
+      return 1;
+    }
+    // A bug, or something nothing here foresaw: still one line, never a stack trace in the deploy log.
+    const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
+    say(`unexpected ${name}: ${message.replace(/\s+/g, " ").trim()}`);
+    return 1;
+  }
+}
