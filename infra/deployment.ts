@@ -55,6 +55,13 @@ export const deployedStages: Readonly<Record<DeployedStageName, DeployedStage>> 
   },
 };
 
+/**
+ * The alarm `npm run alarms:verify -- --stage <stage>` sets to ALARM to prove that notifications
+ * arrive (scripts/alarmsVerify): a fixed name, so that the command and the deploy role's policy
+ * (infra/stacks/deliveryAccessStack.ts) can name it without reading the stack (infra/stacks/monitoring.ts).
+ */
+export const alarmDeliveryTestAlarmName = (stage: DeployedStageName): string => `petstore-${stage}-alarm-delivery-test`;
+
 /** The account stack's CloudFormation name, in every account and region it is deployed to (infra/stacks/accountStack.ts). */
 export const ACCOUNT_STACK_NAME = "PetStore-Account";
 

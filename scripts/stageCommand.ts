@@ -49,7 +49,7 @@ export function parseStageArguments(argv: readonly string[], usage: string): { s
 }
 
 /** The stage's pinned region, else the one the SDK and the CDK CLI would use. */
-export function stageRegion(stage: DeployedStageName, settings: StageSettings, env: NodeJS.ProcessEnv): string {
+function stageRegion(stage: DeployedStageName, settings: StageSettings, env: NodeJS.ProcessEnv): string {
   const region = settings.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim());
   if (!region) {
     throw new StageCommandError(

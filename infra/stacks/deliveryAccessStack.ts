@@ -26,10 +26,15 @@ import {
 } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
-import { ACCOUNT_STACK_NAME, type DeployedStage, type DeployedStageName, deployedStages } from "../deployment";
+import {
+  ACCOUNT_STACK_NAME,
+  alarmDeliveryTestAlarmName,
+  type DeployedStage,
+  type DeployedStageName,
+  deployedStages,
+} from "../deployment";
 import { contextKey, type StageSettings } from "../settings";
 import { costTags, tagResources } from "../tags";
-import { alarmDeliveryTestAlarmName } from "./monitoring";
 
 /** GitHub's token issuer; IAM names the token's claims after it (`<host>:aud`, `<host>:sub`). */
 export const GITHUB_OIDC_HOST = "token.actions.githubusercontent.com";

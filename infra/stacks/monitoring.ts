@@ -18,7 +18,7 @@ import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import { Construct } from "constructs";
 import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
-import type { DeployedStageName } from "../deployment";
+import { alarmDeliveryTestAlarmName, type DeployedStageName } from "../deployment";
 import { contextKey, type StageSettings } from "../settings";
 
 export interface MonitoringConfig {
@@ -73,12 +73,8 @@ export interface MonitoringProps {
 /** The warning `cdk synth` prints for a stage whose alarms would reach nobody. */
 export const NO_ALARM_DESTINATION_WARNING = "petstore:Monitoring.noAlarmDestination";
 
-/**
- * The alarm `npm run alarms:verify -- --stage <stage>` sets to ALARM to prove that notifications
- * arrive (scripts/alarmsVerify): a fixed name, so that the command and the deploy role's policy
- * (./deliveryAccessStack.ts) can name it without reading the stack.
- */
-export const alarmDeliveryTestAlarmName = (stage: DeployedStageName): string => `petstore-${stage}-alarm-delivery-test`;
+/** Named in infra/deployment.ts, where the command and the deploy role find it without aws-cdk-lib. */
+export { alarmDeliveryTestAlarmName };
 
 /** The delivery test alarm's metric, which nothing publishes. */
 export const ALARM_DELIVERY_TEST_METRIC = "AlarmDeliveryTest";

@@ -61,6 +61,11 @@ export const petTable = {
 export const STATUS_INDEX = petTable.globalSecondaryIndexes[0].indexName;
 export const TTL_ATTRIBUTE = petTable.timeToLiveAttribute;
 
+/** A time as the TTL attribute holds it: whole seconds since the epoch. */
+export function epochSeconds(date: Date): number {
+  return Math.floor(date.getTime() / 1000);
+}
+
 const ID_DIGITS = 16; // Number.MAX_SAFE_INTEGER has 16 digits.
 const IDEMPOTENCY_PARTITION_PREFIX = "IDEMPOTENCY#";
 const SYNTHETIC_PET_PARTITION_PREFIX = "SYNTHETIC_PET#";

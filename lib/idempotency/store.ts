@@ -8,6 +8,7 @@
  */
 import type { Pet } from "../contract/schemas";
 import type { Deadline } from "../db/deadline";
+import { epochSeconds } from "../db/table";
 
 export interface IdempotencyScope {
   /** The public id of the API key that sent the request: keys are never shared across clients. */
@@ -96,6 +97,4 @@ export function isExpired(record: IdempotencyRecord, now: Date): boolean {
   return record.expiresAtSeconds <= epochSeconds(now);
 }
 
-export function epochSeconds(date: Date): number {
-  return Math.floor(date.getTime() / 1000);
-}
+export { epochSeconds };

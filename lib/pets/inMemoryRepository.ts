@@ -2,21 +2,18 @@ import type { Pet } from "../contract/schemas";
 import type { PetCollection } from "./collection";
 import type { PetPage, PetPageQuery, PetRepository } from "./repository";
 
-const collectionName = (collection: PetCollection) =>
-  collection.kind === "shared" ? "shared" : `synthetic:${collection.keyId}`;
-
 /** A PetRepository in Maps, with the same ordering and paging rules, for unit tests and benchmarks. */
 export class InMemoryPetRepository implements PetRepository {
   private lastId = 0;
   /** The clients' pets (the shared collection). */
   readonly pets = new Map<number, Pet>();
+  /** Each synthetic key's pets, by key id. */
   private readonly synthetic = new Map<string, Map<number, Pet>>();
 
   private collection(collection: PetCollection): Map<number, Pet> {
     if (collection.kind === "shared") return this.pets;
-    const name = collectionName(collection);
-    const pets = this.synthetic.get(name) ?? new Map<number, Pet>();
-    this.synthetic.set(name, pets);
+    const pets = this.synthetic.get(collection.keyId) ?? new Map<number, Pet>();
+    this.synthetic.set(collection.keyId, pets);
     return pets;
   }
 

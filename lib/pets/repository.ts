@@ -10,7 +10,7 @@ import {
 import { MAX_SAFE_ID, type Pet, type PetStatus } from "../contract/schemas";
 import type { Deadline } from "../db/deadline";
 import { storeCall } from "../db/storeErrors";
-import { itemKeys, STATUS_INDEX, TTL_ATTRIBUTE } from "../db/table";
+import { epochSeconds, itemKeys, STATUS_INDEX, TTL_ATTRIBUTE } from "../db/table";
 import { type PetCollection, SYNTHETIC_PET_RETENTION_SECONDS } from "./collection";
 
 export interface PetPageQuery {
@@ -59,7 +59,7 @@ export function petItem(pet: Pet, createdAt: Date, collection: PetCollection): R
     status: itemKeys.petStatusKey(pet.status, collection),
     createdAt: createdAt.toISOString(),
     ...(collection.kind === "synthetic"
-      ? { expiresAt: Math.floor(createdAt.getTime() / 1000) + SYNTHETIC_PET_RETENTION_SECONDS }
+      ? { [TTL_ATTRIBUTE]: epochSeconds(createdAt) + SYNTHETIC_PET_RETENTION_SECONDS }
       : {}),
   };
 }
@@ -76,7 +76,7 @@ export function toPet(item: Record<string, unknown>): Pet {
 
 /** A synthetic key's pet past its expiry (clients' pets never expire); DynamoDB deletes it later. */
 function hasExpired(item: Record<string, unknown>): boolean {
-  return typeof item[TTL_ATTRIBUTE] === "number" && item[TTL_ATTRIBUTE] <= Math.floor(Date.now() / 1000);
+  return typeof item[TTL_ATTRIBUTE] === "number" && item[TTL_ATTRIBUTE] <= epochSeconds(new Date());
 }
 
 /**
@@ -92,7 +92,7 @@ function unexpired(query: QueryCommandInput): QueryCommandInput {
     ...query,
     FilterExpression: "#expiresAt > :now",
     ExpressionAttributeNames: { ...query.ExpressionAttributeNames, "#expiresAt": TTL_ATTRIBUTE },
-    ExpressionAttributeValues: { ...query.ExpressionAttributeValues, ":now": Math.floor(Date.now() / 1000) },
+    ExpressionAttributeValues: { ...query.ExpressionAttributeValues, ":now": epochSeconds(new Date()) },
   };
 }
 
@@ -160,15 +160,13 @@ export class DynamoPetRepository implements PetRepository {
   async page({ collection, limit, afterId, status }: PetPageQuery, deadline?: Deadline): Promise<PetPage> {
     // One item more than the page tells whether another page exists without an empty last page.
     const wanted = limit + 1;
+    const after = itemKeys.pet(afterId, collection);
     const base: QueryCommandInput =
       status === null
         ? {
             TableName: this.tableName,
             KeyConditionExpression: "pk = :pk AND sk > :after",
-            ExpressionAttributeValues: {
-              ":pk": itemKeys.pet(afterId, collection).pk,
-              ":after": itemKeys.pet(afterId, collection).sk,
-            },
+            ExpressionAttributeValues: { ":pk": after.pk, ":after": after.sk },
             ConsistentRead: true,
           }
         : {

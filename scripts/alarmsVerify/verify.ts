@@ -56,7 +56,7 @@ export class AlarmsVerifyError extends Error {
 }
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
-export const DEFAULT_POLL_INTERVAL_MS = 5_000;
+const DEFAULT_POLL_INTERVAL_MS = 5_000;
 /**
  * History items a little older than the moment the alarm was set still count: the laptop's or
  * runner's clock and CloudWatch's may differ by a few seconds.
@@ -149,7 +149,7 @@ export function actionOutcome(item: AlarmHistoryItem): ActionOutcome | undefined
 }
 
 /** What to look at first, from AWS's reason; all of it when the reason says nothing specific. */
-export function whatToCheck(reason: string | undefined): string {
+function whatToCheck(reason: string | undefined): string {
   const key =
     "the key policy of the topic's KMS key (AlarmTopicKey): it must allow cloudwatch.amazonaws.com kms:Decrypt and kms:GenerateDataKey*";
   const policy =

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import dynalite from "dynalite";
 
 export interface RecordedCall {
@@ -72,9 +73,21 @@ export class AwsStandIn {
   get endpoint(): string {
     return `http://127.0.0.1:${this.port}`;
   }
-  /** dynalite itself, for setting up tables and keys without recording. */
-  get dynamoEndpoint(): string {
+  /** dynalite itself (see setupClient). */
+  private get dynamoEndpoint(): string {
     return `http://127.0.0.1:${this.dynalitePort}`;
+  }
+
+  /**
+   * A client of dynalite itself, for what an operator sets up (tables, a client's key): its calls
+   * are not the artifacts', so they are neither recorded nor checked. The caller destroys it.
+   */
+  setupClient(region: string): DynamoDBClient {
+    return new DynamoDBClient({
+      region,
+      endpoint: this.dynamoEndpoint,
+      credentials: { accessKeyId: "rehearsal-setup", secretAccessKey: "rehearsal-setup" },
+    });
   }
 
   async start(): Promise<void> {

@@ -8,7 +8,6 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { hasApiKeyShape, issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
@@ -202,11 +201,7 @@ async function issueClientKey(
   tableName: string,
   stageName: StageName,
 ): Promise<string> {
-  const client = new DynamoDBClient({
-    region,
-    endpoint: standIn.dynamoEndpoint,
-    credentials: { accessKeyId: "rehearsal-setup", secretAccessKey: "rehearsal-setup" },
-  });
+  const client = standIn.setupClient(region);
   try {
     const store = new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), tableName);
     return (await issueApiKey(store, stageName, "rehearsal client")).key;

@@ -3,7 +3,7 @@
  * the Secrets Manager stand-in, each function this project writes running from its uploaded
  * artifact, and its REST API in front of them.
  */
-import { CreateTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { CreateTableCommand } from "@aws-sdk/client-dynamodb";
 import { LocalRestApi } from "./apiGateway";
 import { type AssemblyStack, resourcesOf } from "./assembly";
 import type { AwsStandIn } from "./awsStandIn";
@@ -126,11 +126,7 @@ export class StageRehearsal {
 
   async start(): Promise<void> {
     const { template } = this.stack;
-    const dynamo = new DynamoDBClient({
-      region: this.stack.region,
-      endpoint: this.standIn.dynamoEndpoint,
-      credentials: { accessKeyId: "rehearsal-setup", secretAccessKey: "rehearsal-setup" },
-    });
+    const dynamo = this.standIn.setupClient(this.stack.region);
     for (const { logicalId, resource: table, resolver } of this.resolver.tables()) {
       const p = resolver.resolve(table.Properties ?? {}) as Record<string, unknown>;
       await dynamo.send(

@@ -51,10 +51,7 @@ export async function lastSuccessfulDeployment(
 }
 
 /** GitHub's REST API through fetch, authenticated with the job's token. */
-export function gitHubGet(
-  env: Readonly<Record<string, string | undefined>>,
-  fetchImpl: typeof fetch = fetch,
-): GitHubGet {
+function gitHubGet(env: Readonly<Record<string, string | undefined>>, fetchImpl: typeof fetch = fetch): GitHubGet {
   const token = env.GITHUB_TOKEN;
   if (!token) throw new DeployedCommitError("GITHUB_TOKEN is not set (the job's token, with deployments: read).");
   const api = env.GITHUB_API_URL || "https://api.github.com";

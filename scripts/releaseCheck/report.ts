@@ -68,7 +68,7 @@ export function findingLines(verdict: Verdict): string[] {
 const MAX_DIFF_CHARACTERS = 100_000;
 
 /** A stack's diff as `cdk diff` prints it (IAM and security group tables first), without colours. */
-export function formattedDiff(diff: TemplateDiff, constructPaths: Readonly<Record<string, string>>): string {
+function formattedDiff(diff: TemplateDiff, constructPaths: Readonly<Record<string, string>>): string {
   let text = "";
   const sink = new Writable({
     write(chunk, _encoding, done) {

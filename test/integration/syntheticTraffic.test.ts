@@ -64,6 +64,16 @@ async function listAll(key: string, query: string): Promise<{ pets: Pet[]; pages
   return { pets, pages };
 }
 
+/** `GET /pets/{id}` with `key`. */
+function getAs(key: string, id: number) {
+  return invoke(getPet, {
+    path: `/pets/${id}`,
+    resource: "/pets/{petId}",
+    pathParameters: { petId: String(id) },
+    headers: bearer(key),
+  });
+}
+
 const ids = (pets: readonly { readonly id: number }[]) => pets.map((pet) => pet.id);
 
 beforeAll(async () => {
@@ -131,16 +141,9 @@ describe("an ordinary key after a synthetic key's smoke run", () => {
   it("gets 404 for a synthetic key's pet, and its own pet as before", async () => {
     const synthetic = smoke.created[0] as Pet;
     const own = clientPets[0] as Pet;
-    const get = (pet: Pet) =>
-      invoke(getPet, {
-        path: `/pets/${pet.id}`,
-        resource: "/pets/{petId}",
-        pathParameters: { petId: String(pet.id) },
-        headers: bearer(clientKey),
-      });
 
-    expect((await get(synthetic)).status).toBe(404);
-    expect(await get(own)).toMatchObject({ status: 200, json: own });
+    expect((await getAs(clientKey, synthetic.id)).status).toBe(404);
+    expect(await getAs(clientKey, own.id)).toMatchObject({ status: 200, json: own });
   });
 
   it("reads one item per pet returned (and one to know there is more), never a synthetic key's pet", async () => {
@@ -174,12 +177,7 @@ describe("a synthetic key's own answers", () => {
     const clientPet = clientPets[0] as Pet;
 
     const listing = await listAll(syntheticKey.key, "limit=100");
-    const get = await invoke(getPet, {
-      path: `/pets/${clientPet.id}`,
-      resource: "/pets/{petId}",
-      pathParameters: { petId: String(clientPet.id) },
-      headers: bearer(other.key),
-    });
+    const get = await getAs(other.key, clientPet.id);
 
     expect(ids(listing.pets)).not.toContain(created.id);
     expect(get.status).toBe(404);
@@ -196,12 +194,7 @@ describe("a synthetic key's own answers", () => {
 
     const listing = await listAll(key.key, "limit=1");
     const pending = await listAll(key.key, "status=pending&limit=1");
-    const get = await invoke(getPet, {
-      path: `/pets/${expired.id}`,
-      resource: "/pets/{petId}",
-      pathParameters: { petId: String(expired.id) },
-      headers: bearer(key.key),
-    });
+    const get = await getAs(key.key, expired.id);
 
     expect(ids(listing.pets)).toEqual([fresh.id]);
     expect(ids(pending.pets)).toEqual([fresh.id]);

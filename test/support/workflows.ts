@@ -17,7 +17,7 @@ const isSkippable = (line: string): boolean => line.trim() === "" || line.trimSt
 const unquoted = (value: string): string => value.replace(/^"(.*)"$/, "$1").replace(/^'(.*)'$/, "$1");
 
 /** The items of the block sequence made of `lines`, each as the lines of a block mapping. */
-export function sequenceItems(lines: readonly string[]): string[][] {
+function sequenceItems(lines: readonly string[]): string[][] {
   const items: string[][] = [];
   const first = lines.find((line) => !isSkippable(line));
   if (first === undefined) return items;
