@@ -1,6 +1,7 @@
 import { type NewPet, newPetSchema } from "../lib/contract/schemas";
 import { assertMatches } from "../lib/contract/validate";
 import { apiHandler, type Operation } from "../lib/http/apiHandler";
+import { petLocation } from "../lib/http/resourceLinks";
 import type { Dependencies } from "../lib/http/types";
 import { DynamoIdempotencyStore } from "../lib/idempotency/dynamoStore";
 import { parseIdempotencyKey } from "../lib/idempotency/header";
@@ -8,7 +9,7 @@ import { IDEMPOTENT_REPLAYED_HEADER } from "../lib/idempotency/replayed";
 import type { IdempotencyStore } from "../lib/idempotency/store";
 import { collectionOf } from "../lib/pets/collection";
 import { createPetForRequest } from "../lib/pets/idempotentCreate";
-import { API_BASE_PATH, routes } from "../lib/routes";
+import { routes } from "../lib/routes";
 import { runtimeDependencies, runtimeTable } from "../lib/runtime";
 
 export type CreatePetDependencies = Dependencies & { readonly idempotency: IdempotencyStore };
@@ -27,7 +28,7 @@ export const createPetOperation =
     return {
       statusCode: 201,
       headers: {
-        Location: `${API_BASE_PATH}/pets/${pet.id}`,
+        Location: petLocation(pet.id),
         ...(replayed ? { [IDEMPOTENT_REPLAYED_HEADER]: "true" } : {}),
       },
       body: pet,

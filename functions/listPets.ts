@@ -1,9 +1,10 @@
 import { apiHandler, type Operation } from "../lib/http/apiHandler";
 import { parseListPetsQuery } from "../lib/http/parameters";
+import { nextPageLink } from "../lib/http/resourceLinks";
 import type { Dependencies } from "../lib/http/types";
 import { collectionOf } from "../lib/pets/collection";
 import { listPets } from "../lib/pets/service";
-import { API_BASE_PATH, routes } from "../lib/routes";
+import { routes } from "../lib/routes";
 import { runtimeDependencies } from "../lib/runtime";
 
 export const listPetsOperation =
@@ -16,12 +17,7 @@ export const listPetsOperation =
       event.deadline,
     );
     const headers: Record<string, string> = {};
-    if (nextCursor) {
-      const next = new URLSearchParams({ limit: String(query.limit) });
-      if (query.status) next.set("status", query.status);
-      next.set("cursor", nextCursor);
-      headers.Link = `<${API_BASE_PATH}${routes.listPets.path}?${next}>; rel="next"`;
-    }
+    if (nextCursor) headers.Link = nextPageLink({ limit: query.limit, status: query.status, cursor: nextCursor });
     return { statusCode: 200, headers, body: pets };
   };
 

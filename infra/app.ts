@@ -6,7 +6,8 @@
  * laptop share: a run whose settings differ from them stops here, before anything is synthesized
  * or deployed (infra/settingsBaseline.ts).
  */
-import { App, Validations } from "aws-cdk-lib";
+import { App, Stack, Validations } from "aws-cdk-lib";
+import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { FLAGS } from "aws-cdk-lib/cx-api";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { type StageConfig, stageConfigs } from "./config";
@@ -130,6 +131,25 @@ export function cliSettingsBaseline(context: (key: string) => unknown): Settings
   return gitBaseline(ref);
 }
 
+/**
+ * The line `cdk synth`, `cdk ls` or `cdk deploy` shows before the app's long silence (the policy
+ * checks, above all Control Tower's Guard rules, then esbuild for each function the command
+ * bundles), or undefined in CI, whose logs need no reassurance: GitHub Actions always sets CI=true
+ * (https://docs.github.com/en/actions/reference/variables-reference). The CDK CLI gives the app no
+ * sign of its own --quiet, and shows what the app writes to stderr as it comes.
+ */
+export function synthesisNotice(app: App, env: NodeJS.ProcessEnv): string | undefined {
+  if (env.CI && !/^(false|0)$/i.test(env.CI)) return undefined;
+  const constructs = app.node.findAll();
+  const stacks = constructs.filter((construct) => Stack.isStack(construct)).length;
+  // `cdk ls` and `cdk destroy` bundle nothing (the CLI passes an empty aws:cdk:bundling-stacks).
+  const bundled = constructs.filter(
+    (construct) => construct instanceof NodejsFunction && Stack.of(construct).bundlingRequired,
+  ).length;
+  const bundling = bundled > 0 ? `, and bundling ${bundled} functions with esbuild` : "";
+  return `Synthesizing ${stacks} Pet Store stacks: checking them against cdk-nag and Control Tower rules${bundling} (up to a minute)...`;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     // On every synthesis, laptop and pipeline alike: a committed per-deploy setting is easy to miss.
@@ -139,7 +159,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     )) {
       console.error(`Warning: ${warning}`);
     }
-    buildApp({ environment: process.env, settingsBaseline: cliSettingsBaseline }).app.synth();
+    const { app } = buildApp({ environment: process.env, settingsBaseline: cliSettingsBaseline });
+    // After the settings are checked: a mistake there is still the only line printed.
+    const notice = synthesisNotice(app, process.env);
+    if (notice) console.error(notice);
+    app.synth();
   } catch (error) {
     // A settings mistake is the engineer's to fix: one line, not a stack trace.
     if (!(error instanceof SettingsError || error instanceof DeliveryConfigError)) throw error;

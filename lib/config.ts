@@ -8,6 +8,12 @@ import type { LogFormat } from "./observability/telemetry";
  */
 export const stages = ["local", "staging", "prod"] as const;
 export type StageName = (typeof stages)[number];
+/** What people call each environment (docs/api.md's "Addresses"); key prefixes use the short name. */
+export const environmentNames: Readonly<Record<StageName, string>> = {
+  local: "local",
+  staging: "staging",
+  prod: "production",
+};
 
 export interface RuntimeConfig {
   readonly tableName: string;

@@ -6,6 +6,9 @@
  *   table (`npm start` with the same endpoint creates it); a table is never created there.
  * - Otherwise, this folder's running `npm start` on that port, recognised by its note and the
  *   instance tag on its table (local/npmStartMarker.ts), never just whatever listens on the port.
+ * - Otherwise, this folder's running `npm start` on another port, found by its note and checked the
+ *   same way (the one holding the data folder, else the only one running): used at once, and said
+ *   in a notice, rather than asking to run again with its port.
  * - Otherwise, no `npm start` of this folder runs: the data folder, opened directly.
  */
 import {
@@ -29,24 +32,33 @@ export interface LocalDatabase {
   close(): Promise<void>;
 }
 
-function localClient(endpoint: string): DynamoDBClient {
+/** A client for a local DynamoDB: quick to give up, since a local database answers at once or not at all. */
+export function localClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({
     region: LOCAL_REGION,
     endpoint,
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    // A local database answers at once; something that does not is not worth a long wait.
     maxAttempts: 2,
     requestHandler: { connectionTimeout: 1000, requestTimeout: 5000, throwOnRequestTimeout: true },
   });
 }
 
-const unreachableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "EHOSTUNREACH", "ENOTFOUND", "ETIMEDOUT"]);
+const unreachableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT"]);
 
-/** Why a call to `where` failed, as one line, for anything but a missing table. */
-function notDynamo(error: unknown, where: string, fix: string): LocalDatabaseError {
-  const { code, name, $metadata } = error as { code?: string; name?: string; $metadata?: { httpStatusCode?: number } };
-  if ((code && unreachableCodes.has(code)) || name === "TimeoutError") {
-    return new LocalDatabaseError(`cannot reach ${where} (${code ?? "no answer"}); ${fix}.`);
+/** Whether `error` says that nothing answered at all (refused, unknown host, timed out). */
+function isUnreachable(error: unknown): boolean {
+  const { code, name } = error as { code?: string; name?: string };
+  return (code !== undefined && unreachableCodes.has(code)) || name === "TimeoutError";
+}
+
+/**
+ * Why a call to `where` failed, as one line, for anything but a missing table; `fix` says what to
+ * do, `unreachable` (when given) what to do when nothing answered at all.
+ */
+export function notDynamo(error: unknown, where: string, fix: string, unreachable = fix): LocalDatabaseError {
+  const { code, $metadata } = error as { code?: string; $metadata?: { httpStatusCode?: number } };
+  if (isUnreachable(error)) {
+    return new LocalDatabaseError(`cannot reach ${where} (${code ?? "no answer"}); ${unreachable}.`);
   }
   const status = $metadata?.httpStatusCode ? ` (HTTP ${$metadata.httpStatusCode})` : "";
   return new LocalDatabaseError(`${where} does not answer as DynamoDB${status}; ${fix}.`);
@@ -57,7 +69,7 @@ async function petTableAt(
   client: DynamoDBClient,
   tableName: string,
   where: string,
-  fix: { unusable: string; missing: string },
+  fix: { unusable: string; missing: string; unreachable?: string },
 ): Promise<TableDescription> {
   let table: TableDescription | undefined;
   try {
@@ -65,7 +77,7 @@ async function petTableAt(
   } catch (error) {
     if (error instanceof ResourceNotFoundException)
       throw new LocalDatabaseError(`${where} has no table ${tableName}; ${fix.missing}.`);
-    throw notDynamo(error, where, fix.unusable);
+    throw notDynamo(error, where, fix.unusable, fix.unreachable);
   }
   if (!table || !isPetTable(table)) {
     throw new LocalDatabaseError(
@@ -82,6 +94,7 @@ async function namedEndpoint(endpoint: string, tableName: string, source: string
     await petTableAt(client, tableName, where, {
       unusable: `check ${source}`,
       missing: `npm start with the same ${source} creates it, or set PETS_TABLE_NAME`,
+      unreachable: `start the DynamoDB there, or correct or unset ${source}`,
     });
   } catch (error) {
     client.destroy();
@@ -141,31 +154,46 @@ async function dataFolder(dataDir: string, tableName: string): Promise<LocalData
   };
 }
 
-/** `endpointSource` names where an endpoint setting came from, for messages. Paths are relative to the working folder. */
+function severalRunning(markers: readonly NpmStartMarker[]): LocalDatabaseError {
+  const ports = markers.map((marker) => marker.port).join(", ");
+  return new LocalDatabaseError(
+    `several npm start of this folder are running (DynamoDB ports ${ports}): set DYNAMODB_PORT to one.`,
+  );
+}
+
+export interface OpenLocalDatabaseOptions {
+  /** Where an endpoint setting came from, for messages (default DYNAMODB_ENDPOINT). */
+  readonly endpointSource?: string;
+  /** Receives one line when the database used is not the one the settings named (another port's npm start). */
+  readonly notice?: (line: string) => void;
+}
+
+/** Paths are relative to the working folder. */
 export async function openLocalDatabase(
   setting: LocalDynamoSetting,
   tableName: string,
-  endpointSource = "DYNAMODB_ENDPOINT",
+  options: OpenLocalDatabaseOptions = {},
 ): Promise<LocalDatabase> {
-  if (setting.kind === "endpoint") return namedEndpoint(setting.endpoint, tableName, endpointSource);
+  if (setting.kind === "endpoint")
+    return namedEndpoint(setting.endpoint, tableName, options.endpointSource ?? "DYNAMODB_ENDPOINT");
 
   const running = await runningNpmStarts(LOCAL_RUN_DIR);
   // Port 0 lets npm start take any free port; then any of this folder's npm start will do.
   const onPort = running.filter((marker) => setting.port === 0 || marker.port === setting.port);
-  if (onPort.length > 1) {
-    const ports = onPort.map((marker) => marker.port).join(", ");
-    throw new LocalDatabaseError(
-      `several npm start of this folder are running (DynamoDB ports ${ports}): set DYNAMODB_PORT to one.`,
-    );
-  }
+  if (onPort.length > 1) throw severalRunning(onPort);
   const [marker] = onPort;
   if (marker) return runningNpmStart(marker, tableName);
-  // The data folder can only be opened by one process: tell where the one holding it listens.
-  const holder = running.find((candidate) => candidate.dataDir !== null);
-  if (holder) {
-    throw new LocalDatabaseError(
-      `this folder's npm start (pid ${holder.pid}) holds ${holder.dataDir} with its DynamoDB on port ${holder.port}, not ${setting.port}: run with DYNAMODB_PORT=${holder.port}.`,
+  // None on that port. The one holding the data folder has the data this command would otherwise
+  // open (it cannot: one process at a time); else a single one running is the one meant.
+  const elsewhere =
+    running.find((candidate) => candidate.dataDir !== null) ?? (running.length === 1 ? running[0] : undefined);
+  if (elsewhere) {
+    const database = await runningNpmStart(elsewhere, tableName);
+    options.notice?.(
+      `using this folder's npm start (pid ${elsewhere.pid}), whose DynamoDB is on port ${elsewhere.port}.`,
     );
+    return database;
   }
+  if (running.length > 1) throw severalRunning(running);
   return dataFolder(LOCAL_DATA_DIR, tableName);
 }

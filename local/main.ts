@@ -5,12 +5,12 @@
  * Options and environment: `npm start -- --help` (./startOptions.ts).
  */
 import { createServer } from "node:net";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { API_BASE_PATH } from "../lib/routes";
 import { DOCS_PATH, OPENAPI_PATH } from "./apiDocs";
 import { DataFolderInUseError, type EmbeddedDynamo, ensureTable, startEmbeddedDynamo } from "./dynamo";
+import { localClient, notDynamo } from "./localDatabase";
 import { deleteKeyFileOfEarlierVersions, KEY_FILE_OF_EARLIER_VERSIONS, type LocalKey, localApiKey } from "./localKey";
 import { type Announcement, announceNpmStart } from "./npmStartMarker";
 import { type LocalApi, startLocalApi } from "./server";
@@ -34,20 +34,38 @@ function portInUse(host: string, port: number): Promise<boolean> {
 }
 
 /**
+ * The first port above `port` that nothing listens on and that is not in `avoid` (the other port
+ * of the suggestion); 0 (any free port) if none is near.
+ */
+async function nextFreePort(port: number, avoid: readonly number[]): Promise<number> {
+  for (let candidate = port + 1; candidate <= Math.min(port + 100, 65535); candidate++) {
+    if (!avoid.includes(candidate) && !(await portInUse(LOCAL_HOST, candidate))) return candidate;
+  }
+  return 0;
+}
+
+/**
  * What a start whose data folder another npm start holds should do. `--in-memory` alone only helps
  * when that other start is on other ports; usually it is on the same (the defaults), which
- * --in-memory would meet next.
+ * --in-memory would meet next. Each port suggested instead is free now and differs from the other
+ * (a blind +1 could land on the other start's DynamoDB port).
  */
 async function dataFolderInUseHint(options: StartOptions): Promise<string> {
-  const taken = [];
-  for (const port of [options.apiPort, options.dynamoPort]) {
-    if (await portInUse(LOCAL_HOST, port)) taken.push(port);
-  }
+  const apiTaken = await portInUse(LOCAL_HOST, options.apiPort);
+  const dynamoTaken = await portInUse(LOCAL_HOST, options.dynamoPort);
   const folder = `The data folder ${LOCAL_DATA_DIR} is in use by another npm start (or npm run keys)`;
-  if (taken.length === 0) return `${folder}; stop it, or start this one with: npm start -- --in-memory`;
+  if (!apiTaken && !dynamoTaken) return `${folder}; stop it, or start this one with: npm start -- --in-memory`;
+  const taken = [...(apiTaken ? [options.apiPort] : []), ...(dynamoTaken ? [options.dynamoPort] : [])];
+  const apiPort = apiTaken ? await nextFreePort(options.apiPort, [options.dynamoPort]) : options.apiPort;
+  const dynamoPort = dynamoTaken ? await nextFreePort(options.dynamoPort, [options.apiPort, apiPort]) : undefined;
+  const command = [
+    "npm start -- --in-memory",
+    ...(apiTaken ? [`--port ${apiPort}`] : []),
+    ...(dynamoPort === undefined ? [] : [`--dynamodb-port ${dynamoPort}`]),
+  ].join(" ");
   return (
     `${folder}, and so ${taken.length === 1 ? "is port" : "are ports"} ${taken.join(" and ")}; stop it, or start ` +
-    `this one on other ports with its own data: DYNAMODB_PORT=${options.dynamoPort + 1} npm start -- --in-memory --port ${options.apiPort + 1}`
+    `this one on other ports with its own data: ${command}`
   );
 }
 
@@ -77,9 +95,11 @@ function keyLines(options: StartOptions, localKey: LocalKey): string[] {
   ];
 }
 
+/** Where the data is, the table, and the endpoint (which `npm run keys` and other tools can use). */
 function storageDescription(options: StartOptions, endpoint: string): string {
-  if (options.dynamoEndpoint) return endpoint;
-  return options.inMemory ? "embedded dynalite, in memory" : `embedded dynalite, data in ${LOCAL_DATA_DIR}`;
+  if (options.dynamoEndpoint) return `${endpoint} (table ${options.tableName})`;
+  const engine = options.inMemory ? "embedded dynalite, in memory" : `embedded dynalite, data in ${LOCAL_DATA_DIR}`;
+  return `${engine} (table ${options.tableName}) at ${endpoint}`;
 }
 
 /** What a person reads first. The key appears once, in the line meant to be pasted. */
@@ -94,7 +114,7 @@ function banner(
   return [
     `Pet Store API on ${api.baseUrl}`,
     `Reference: ${origin}${DOCS_PATH} (OpenAPI document: ${origin}${OPENAPI_PATH})`,
-    `DynamoDB: ${storageDescription(options, endpoint)} (table ${options.tableName})`,
+    `DynamoDB: ${storageDescription(options, endpoint)}`,
     ...(options.inMemoryFromNpm
       ? ["In memory as asked: npm kept --in-memory as its own setting and passed it on as npm_config_in_memory."]
       : []),
@@ -153,7 +173,7 @@ async function main(): Promise<void> {
       }
       if (isAddressInUse(error)) {
         throw new StartupError(
-          `Port ${options.dynamoPort} for the embedded DynamoDB is in use (another npm start?); stop it or set DYNAMODB_PORT.`,
+          `Port ${options.dynamoPort} for the embedded DynamoDB is in use (another npm start?); stop it, or choose another with --dynamodb-port or DYNAMODB_PORT.`,
         );
       }
       throw error;
@@ -169,13 +189,19 @@ async function main(): Promise<void> {
     DYNAMODB_ENDPOINT: endpoint,
     AWS_REGION: process.env.AWS_REGION || LOCAL_REGION,
   });
-  const client = new DynamoDBClient({
-    region: LOCAL_REGION,
-    endpoint,
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
+  const client = localClient(endpoint);
   try {
-    await ensureTable(client, options.tableName);
+    await ensureTable(client, options.tableName).catch((error: unknown) => {
+      // Someone else's DynamoDB: say which and what to do, in one line, rather than the SDK's error.
+      if (!options.dynamoEndpoint) throw error;
+      const problem = notDynamo(
+        error,
+        options.dynamoEndpoint,
+        "check DYNAMODB_ENDPOINT, or unset it to use the embedded one",
+        "start the DynamoDB there, or correct DYNAMODB_ENDPOINT (unset, npm start runs its own)",
+      );
+      throw new StartupError(problem.message);
+    });
     // So that `npm run keys` can tell this npm start's database from whatever else answers on its port.
     if (embedded) {
       announcement = await announceNpmStart(client, {

@@ -9,9 +9,10 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
 import type { APIGatewayProxyResult, Context } from "aws-lambda";
-import type { ErrorCode } from "../lib/contract/schemas";
+import { type ErrorBody, type ErrorCode, MAX_BODY_BYTES } from "../lib/contract/schemas";
+import { PayloadTooLargeError } from "../lib/errors";
 import type { ProxyHandler } from "../lib/http/apiHandler";
-import { errorResult } from "../lib/http/middleware/errorResponse";
+import { errorResult, toErrorResult } from "../lib/http/middleware/errorResponse";
 import { COMMON_HEADERS } from "../lib/http/middleware/responseEnvelope";
 import { isReplayedAnswer } from "../lib/idempotency/replayed";
 import { API_BASE_PATH, type RouteDefinition, routeList, routes } from "../lib/routes";
@@ -21,8 +22,15 @@ import { toProxyEvent } from "./proxyEvent";
 
 const projectRoot = fileURLToPath(new URL("../", import.meta.url));
 
-/** Bodies above this are refused before reaching a handler (API Gateway's own cap is 10 MB). */
-const MAX_GATEWAY_BODY_BYTES = 1024 * 1024;
+/**
+ * Where the stand-in stops reading a body and answers 413 itself, so that a huge body is never held
+ * in memory. It is not the API's limit (MAX_BODY_BYTES, which the handler enforces, after checking
+ * the key): it is far above it so that bodies a client could plausibly send still reach the handler,
+ * as they do through API Gateway (whose own cap is 10 MB, answered with its REQUEST_TOO_LARGE gateway
+ * response: https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html), and the
+ * answer is the handler's own 413.
+ */
+export const LOCAL_BODY_READ_LIMIT_BYTES = 1024 * 1024;
 /** What the deployed functions get; handlers use it to answer 503 before being killed. */
 const LAMBDA_TIMEOUT_MS = 10_000;
 
@@ -102,15 +110,16 @@ function lambdaContext(requestId: string, startedAt: number): Context {
 
 class BodyTooLarge extends Error {}
 
-async function readBody(request: IncomingMessage): Promise<string> {
+/** The body's bytes as received: whether they are UTF-8 is the handler's question (./proxyEvent.ts). */
+async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_GATEWAY_BODY_BYTES) throw new BodyTooLarge();
+    if (size > LOCAL_BODY_READ_LIMIT_BYTES) throw new BodyTooLarge();
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 function gatewayAnswer(
@@ -125,6 +134,17 @@ function gatewayAnswer(
     headers: { ...extra, ...COMMON_HEADERS, "X-Request-Id": randomUUID() },
     body: JSON.stringify(result.body),
   };
+}
+
+/**
+ * A body past LOCAL_BODY_READ_LIMIT_BYTES: the same answer the API gives any body over its limit
+ * (a body this large is over it whatever else is wrong), mapped where every typed error is.
+ */
+function bodyTooLargeAnswer(): APIGatewayProxyResult {
+  const result = toErrorResult(new PayloadTooLargeError(MAX_BODY_BYTES));
+  const { code, message } = result.body as ErrorBody;
+  // The rest of the body is still on the socket; closing it keeps the next request clean.
+  return gatewayAnswer(result.statusCode, code, message, { Connection: "close" });
 }
 
 function logHandlerFailure(error: unknown): void {
@@ -207,21 +227,11 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
           },
         );
       }
-      let body: string;
+      let body: Buffer;
       try {
         body = await readBody(request);
       } catch (error) {
-        if (error instanceof BodyTooLarge) {
-          // The rest of the body is still on the socket; closing it keeps the next request clean.
-          return gatewayAnswer(
-            413,
-            "payload_too_large",
-            `The request body is larger than ${MAX_GATEWAY_BODY_BYTES} bytes.`,
-            {
-              Connection: "close",
-            },
-          );
-        }
+        if (error instanceof BodyTooLarge) return bodyTooLargeAnswer();
         throw error;
       }
       const pathParameters: Record<string, string> = {};

@@ -21,12 +21,14 @@ on an embedded DynamoDB (dynalite) that keeps its data in ${LOCAL_DATA_DIR}.
 
 Options (after --, e.g. npm start -- --port 3001 --in-memory):
   --port N             port of the API (default: PORT, else ${DEFAULT_API_PORT}); npm start --port N works too
+  --dynamodb-port N    port of the embedded DynamoDB (default: DYNAMODB_PORT, else ${DEFAULT_DYNAMODB_PORT}); npm run keys
+                       finds it there by itself
   --in-memory          keep nothing on disk; npm start --in-memory works too
   -h, --help           show this help
 
 Environment:
   PORT                 port of the API (default ${DEFAULT_API_PORT}; --port wins)
-  DYNAMODB_PORT        port of the embedded DynamoDB (default ${DEFAULT_DYNAMODB_PORT})
+  DYNAMODB_PORT        port of the embedded DynamoDB (default ${DEFAULT_DYNAMODB_PORT}; --dynamodb-port wins)
   DYNAMODB_ENDPOINT    use this DynamoDB-compatible endpoint instead of the embedded one
   PETSTORE_API_KEY     the local key to use, the same at every start (petstore_local_<43 letters or
                        digits>, e.g. from npm run keys -- create --name me; its hash is stored on first
@@ -59,6 +61,13 @@ export interface StartOptions {
 
 export type StartCommand = { readonly help: true } | { readonly help: false; readonly options: StartOptions };
 
+/** The port options, with the example their messages give. */
+const portOptions = { "--port": DEFAULT_API_PORT + 1, "--dynamodb-port": DEFAULT_DYNAMODB_PORT + 1 } as const;
+type PortOption = keyof typeof portOptions;
+
+const needsPort = (option: PortOption) =>
+  `${option} needs a port number, as in ${option} ${portOptions[option]}; ${SEE_HELP}`;
+
 function port(raw: string, source: string): number {
   const value = Number(raw);
   if (raw.trim() === "" || !Number.isInteger(value) || value < 0 || value > 65535)
@@ -75,12 +84,10 @@ function usageErrorOf(error: unknown): StartupError {
       return new StartupError(`unknown option ${quoted}; ${SEE_HELP}`);
     case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
       return new StartupError(`unexpected argument "${quoted}"; ${SEE_HELP}`);
-    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
-      return new StartupError(
-        /--in-memory/.test(message ?? "")
-          ? `--in-memory takes no value; ${SEE_HELP}`
-          : `--port needs a port number, as in --port 3001; ${SEE_HELP}`,
-      );
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE": {
+      if (/--in-memory/.test(message ?? "")) return new StartupError(`--in-memory takes no value; ${SEE_HELP}`);
+      return new StartupError(needsPort(/--dynamodb-port/.test(message ?? "") ? "--dynamodb-port" : "--port"));
+    }
     default:
       return new StartupError(`${message ?? String(error)}; ${SEE_HELP}`);
   }
@@ -91,11 +98,43 @@ function readArguments(argv: readonly string[]) {
     return parseArgs({
       args: [...argv],
       allowPositionals: true,
-      options: { port: { type: "string" }, "in-memory": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      options: {
+        port: { type: "string" },
+        "dynamodb-port": { type: "string" },
+        "in-memory": { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
     });
   } catch (error) {
     throw usageErrorOf(error);
   }
+}
+
+/**
+ * The port options given without `--`: `npm start --port 3001` leaves npm's setting "true" and hands
+ * us 3001 as an argument (taken from `positionals`); `npm start --port=3001` gives the setting the value.
+ */
+function portsFromNpm(env: NodeJS.ProcessEnv, positionals: string[]): Partial<Record<PortOption, number>> {
+  const settings: [PortOption, string | undefined][] = [
+    ["--port", env.npm_config_port],
+    ["--dynamodb-port", env.npm_config_dynamodb_port],
+  ];
+  // Their values then arrive as plain arguments, in an order that no longer says whose is whose.
+  if (settings.filter(([, setting]) => setting === "true").length > 1)
+    throw new StartupError(
+      "npm took --port and --dynamodb-port as its own settings; give them after --: npm start -- --port N --dynamodb-port N",
+    );
+  const ports: Partial<Record<PortOption, number>> = {};
+  for (const [option, setting] of settings) {
+    if (setting === "true") {
+      const given = positionals.shift();
+      if (given === undefined) throw new StartupError(needsPort(option));
+      ports[option] = port(given, option);
+    } else if (setting) {
+      ports[option] = port(setting, option);
+    }
+  }
+  return ports;
 }
 
 /**
@@ -112,17 +151,7 @@ export function parseStartArguments(
   const positionals = [...parsed.positionals];
   if (values.help) return { help: true };
 
-  // `npm start --port 3001` (without --): npm keeps --port as its setting "true" and hands us 3001
-  // as an argument; `npm start --port=3001` gives the setting the value.
-  let npmPort: number | undefined;
-  const npmPortSetting = env.npm_config_port;
-  if (npmPortSetting === "true") {
-    const given = positionals.shift();
-    if (given === undefined) throw new StartupError(`--port needs a port number, as in --port 3001; ${SEE_HELP}`);
-    npmPort = port(given, "--port");
-  } else if (npmPortSetting) {
-    npmPort = port(npmPortSetting, "--port");
-  }
+  const fromNpm = portsFromNpm(env, positionals);
   if (positionals.length > 0) throw new StartupError(`unexpected argument "${positionals[0]}"; ${SEE_HELP}`);
 
   // The same choice `npm run keys` makes to find this database (local/settings.ts).
@@ -132,6 +161,14 @@ export function parseStartArguments(
   } catch (error) {
     throw error instanceof LocalSettingError ? new StartupError(error.message) : error;
   }
+  const dynamoPortOption =
+    values["dynamodb-port"] !== undefined
+      ? port(values["dynamodb-port"], "--dynamodb-port")
+      : fromNpm["--dynamodb-port"];
+  if (dynamoPortOption !== undefined && dynamo.kind === "endpoint")
+    throw new StartupError(
+      "--dynamodb-port is the port of the embedded DynamoDB, and DYNAMODB_ENDPOINT names another one instead: give one of them.",
+    );
   const inMemoryFromNpm = values["in-memory"] === undefined && env.npm_config_in_memory === "true";
   const logFormatSetting = env.PETSTORE_LOG_FORMAT ?? "";
   if (logFormatSetting !== "" && logFormatSetting !== "pretty" && logFormatSetting !== "json")
@@ -143,8 +180,8 @@ export function parseStartArguments(
       apiPort:
         values.port !== undefined
           ? port(values.port, "--port")
-          : (npmPort ?? (env.PORT ? port(env.PORT, "PORT") : DEFAULT_API_PORT)),
-      dynamoPort: dynamo.kind === "embedded" ? dynamo.port : DEFAULT_DYNAMODB_PORT,
+          : (fromNpm["--port"] ?? (env.PORT ? port(env.PORT, "PORT") : DEFAULT_API_PORT)),
+      dynamoPort: dynamoPortOption ?? (dynamo.kind === "embedded" ? dynamo.port : DEFAULT_DYNAMODB_PORT),
       dynamoEndpoint: dynamo.kind === "endpoint" ? dynamo.endpoint : undefined,
       inMemory: values["in-memory"] === true || inMemoryFromNpm,
       inMemoryFromNpm,

@@ -12,14 +12,11 @@
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import {
-  CloudFormationClient,
-  DescribeStacksCommand,
-  type DescribeStacksCommandOutput,
-} from "@aws-sdk/client-cloudformation";
+import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { type DeployedStageName, deployedStages, STACK_OUTPUTS } from "../infra/deployment";
+import { contextKey, SettingsError } from "../infra/settings";
 import { type ApiKeyRecord, issueApiKey } from "../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { KEY_CACHE_TTL_MS } from "../lib/auth/verifier";
@@ -34,6 +31,8 @@ import {
   localDynamoSetting,
   silenceSdkNodeVersionWarning,
 } from "../local/settings";
+import { readStackOutput } from "./stackOutputs";
+import { configuredStageRegion, type StageCommandOptions, stageNames, stageSettingsOf } from "./stageCommand";
 
 /** The columns of `keys list`, in order; the usage text names them from here. */
 const listColumns: readonly { readonly title: string; readonly value: (record: ApiKeyRecord) => string }[] = [
@@ -55,10 +54,11 @@ Options:
   --stage STAGE    local (default), staging or prod: a deployed stage is reached with your AWS
                    credentials, its table found in the outputs of stack ${deployedStages.staging.stackName} or ${deployedStages.prod.stackName}
   --table NAME     the table (local default: PETS_TABLE_NAME, or ${LOCAL_TABLE_NAME}; deployed: from the stack)
-  --region REGION  AWS region of a deployed stage (default: your AWS configuration)
+  --region REGION  AWS region of a deployed stage (default: the stage's region pinned in cdk.json, as
+                   npm run preflight uses it, else AWS_REGION or your AWS configuration)
   --endpoint URL   local only: a DynamoDB-compatible endpoint holding the table (default: DYNAMODB_ENDPOINT)
-Locally, as npm start: DYNAMODB_ENDPOINT, else this folder's running npm start on DYNAMODB_PORT (8000), else
-the data in .data/ directly.`;
+Locally, as npm start: DYNAMODB_ENDPOINT, else this folder's running npm start (the one on DYNAMODB_PORT,
+8000 by default, else the one holding .data/), else the data in .data/ directly.`;
 
 export class UsageError extends Error {}
 
@@ -172,24 +172,29 @@ export function parseKeysArguments(argv: readonly string[], env: NodeJS.ProcessE
 
 /** The stage's table name, from the outputs of its CloudFormation stack. */
 export async function findStageTable(cloudFormation: CloudFormationClient, stackName: string): Promise<string> {
-  let stacks: DescribeStacksCommandOutput["Stacks"];
-  try {
-    ({ Stacks: stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName })));
-  } catch (error) {
-    // CloudFormation answers a missing stack with a ValidationError naming it.
-    if ((error as Error).name === "ValidationError" && /does not exist/.test((error as Error).message)) {
-      const region = await cloudFormation.config.region();
+  const output = await readStackOutput(cloudFormation, stackName, STACK_OUTPUTS.tableName);
+  switch (output.found) {
+    case "value":
+      return output.value;
+    case "no stack":
       throw new UsageError(
-        `No stack ${stackName} in ${region}: deploy the stage first, or pass --region (or --table).`,
+        `No stack ${stackName} in ${await cloudFormation.config.region()}: deploy the stage first, or pass --region (or --table).`,
       );
-    }
-    throw error;
+    case "no output":
+      throw new UsageError(`Stack ${stackName} has no ${STACK_OUTPUTS.tableName} output; pass --table NAME.`);
   }
-  const output = stacks?.[0]?.Outputs?.find((candidate) => candidate.OutputKey === STACK_OUTPUTS.tableName);
-  if (!output?.OutputValue) {
-    throw new UsageError(`Stack ${stackName} has no ${STACK_OUTPUTS.tableName} output; pass --table NAME.`);
-  }
-  return output.OutputValue;
+}
+
+/**
+ * The region a deployed stage is reached in: --region, else the one preflight and alarms:verify use
+ * (the stage's region pinned in cdk.json, else AWS_REGION; scripts/stageCommand.ts), else undefined
+ * for the SDK to find in the AWS configuration (a profile's region).
+ */
+export function deployedRegion(
+  target: Extract<KeysTarget, { kind: "deployed" }>,
+  options: StageCommandOptions = {},
+): string | undefined {
+  return target.region ?? configuredStageRegion(stageSettingsOf(target.stage, options), options.env ?? process.env);
 }
 
 interface OpenedStore {
@@ -199,19 +204,27 @@ interface OpenedStore {
   close(): Promise<void>;
 }
 
-async function openStore(target: KeysTarget): Promise<OpenedStore> {
+async function openStore(
+  target: KeysTarget,
+  options: StageCommandOptions,
+  warn: (line: string) => void,
+): Promise<OpenedStore> {
   if (target.kind === "deployed") {
-    const clientConfig = target.region ? { region: target.region } : {};
+    const region = deployedRegion(target, options);
+    const clientConfig = region ? { region } : {};
     const tableName =
       target.tableName ?? (await findStageTable(new CloudFormationClient(clientConfig), target.stackName));
     const client = new DynamoDBClient(clientConfig);
     return {
       store: new DynamoApiKeyStore(DynamoDBDocumentClient.from(client), tableName),
-      where: `on ${target.stage} (table ${tableName})`,
+      where: `on ${target.stage} (table ${tableName}, ${await client.config.region()})`,
       close: async () => client.destroy(),
     };
   }
-  const database = await openLocalDatabase(target.dynamo, target.tableName, target.endpointSource);
+  const database = await openLocalDatabase(target.dynamo, target.tableName, {
+    ...(target.endpointSource ? { endpointSource: target.endpointSource } : {}),
+    notice: (line) => warn(`keys: ${line}`),
+  });
   return {
     store: new DynamoApiKeyStore(DynamoDBDocumentClient.from(database.client), target.tableName),
     where: `in ${database.description}`,
@@ -237,19 +250,23 @@ function table(rows: readonly (readonly string[])[]): string[] {
   );
 }
 
-/** Runs one command; `print` receives each line of output, `warn` each notice for stderr. */
+/**
+ * Runs one command; `print` receives each line of output, `warn` each notice for stderr. `options`
+ * (tests): the environment and cdk.json "context" a deployed stage's region is read from.
+ */
 export async function runKeys(
   argv: readonly string[],
   print: (line: string) => void = console.log,
   warn: (line: string) => void = console.error,
+  options: StageCommandOptions = {},
 ): Promise<void> {
-  const parsed = parseKeysArguments(argv);
+  const parsed = parseKeysArguments(argv, options.env ?? process.env);
   if (parsed.command === "help") {
     print(usage);
     return;
   }
   const { target } = parsed;
-  const opened = await openStore(target);
+  const opened = await openStore(target, options, warn);
   try {
     const { store } = opened;
     switch (parsed.command) {
@@ -295,13 +312,17 @@ export function explainFailure(error: unknown): string | undefined {
     error instanceof UsageError ||
     error instanceof TypeError ||
     error instanceof LocalSettingError ||
-    error instanceof LocalDatabaseError
+    error instanceof LocalDatabaseError ||
+    error instanceof SettingsError
   )
     return error.message;
   if (error.name === "CredentialsProviderError") {
     return "No AWS credentials found: sign in to the stage's account (for example aws sso login, or set AWS_PROFILE).";
   }
-  if (/region is missing/i.test(error.message)) return "No AWS region configured: pass --region or set AWS_REGION.";
+  if (/region is missing/i.test(error.message)) {
+    const pins = stageNames.map((stage) => contextKey(stage, "region")).join(" or ");
+    return `No AWS region configured: pin the stage's region in cdk.json's "context" (${pins}), pass --region, or set AWS_REGION.`;
+  }
   return undefined;
 }
 

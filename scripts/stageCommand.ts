@@ -48,9 +48,25 @@ export function parseStageArguments(argv: readonly string[], usage: string): { s
   return { stage: stage as DeployedStageName };
 }
 
+/**
+ * The stage's pinned region (cdk.json's `<stage>:region`), else the one AWS_REGION or
+ * AWS_DEFAULT_REGION names, as the SDK and the CDK CLI would use; undefined when none does.
+ */
+export function configuredStageRegion(settings: StageSettings, env: NodeJS.ProcessEnv): string | undefined {
+  return settings.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim() || undefined);
+}
+
+/** The stage's settings as the CDK app reads them: the context first, then PETSTORE_* variables (infra/settings.ts). */
+export function stageSettingsOf(stage: DeployedStageName, options: StageCommandOptions = {}): StageSettings {
+  // The working tree's cdk.json: the committed settings, which the pipeline deploys with too.
+  const { env = process.env, context = () => checkoutContext() } = options;
+  const settingsContext = context();
+  return readStageSettings(stage, (key) => settingsContext[key], env);
+}
+
 /** The stage's pinned region, else the one the SDK and the CDK CLI would use. */
 function stageRegion(stage: DeployedStageName, settings: StageSettings, env: NodeJS.ProcessEnv): string {
-  const region = settings.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim());
+  const region = configuredStageRegion(settings, env);
   if (!region) {
     throw new StageCommandError(
       `no region: pin ${contextKey(stage, "region")} in cdk.json's "context", or set AWS_REGION to the region ${stage} is deployed to.`,
@@ -97,8 +113,7 @@ export async function runStageCommand(
   options: StageCommandOptions,
   run: (stage: StageRun) => Promise<number>,
 ): Promise<number> {
-  // The working tree's cdk.json: the committed settings, which the pipeline deploys with too.
-  const { env = process.env, context = () => checkoutContext() } = options;
+  const { env = process.env } = options;
   const say = (line: string) => console.error(`${command.name}: ${line}`);
   try {
     const parsed = parseStageArguments(argv, command.usage);
@@ -107,9 +122,7 @@ export async function runStageCommand(
       return 0;
     }
     const { stage } = parsed;
-    const settingsContext = context();
-    // As the CDK app reads them: the context first, then PETSTORE_* variables (infra/settings.ts).
-    const settings = readStageSettings(stage, (key) => settingsContext[key], env);
+    const settings = stageSettingsOf(stage, options);
     const region = stageRegion(stage, settings, env);
     return await run({ stage, settings, region, env, say });
   } catch (error) {

@@ -3,21 +3,32 @@ import type { components } from "./schema.js";
 /** The codes the API answers with (its `Error.code`). */
 export type ErrorCode = components["schemas"]["Error"]["code"];
 
-/** A non-2xx answer that does not carry the API's error body (e.g. an HTML page from a proxy in between). */
+/**
+ * An answer that is not what the API sends: a non-2xx without the API's error body, or a 2xx whose
+ * body is not JSON (e.g. an HTML page from a proxy in between, or an empty body).
+ */
 export const UNEXPECTED_RESPONSE = "unexpected_response";
 
-export interface PetStoreApiErrorDetails {
+/** What every error of a call says about the call, whatever went wrong. */
+interface CallFacts {
+  /** Requests sent for this call, retries included. */
+  readonly attempts: number;
+  /** The `Idempotency-Key` a create sent on every attempt (undefined for other operations). */
+  readonly idempotencyKey?: string | undefined;
+}
+
+export interface PetStoreApiErrorDetails extends CallFacts {
   readonly code: ErrorCode | typeof UNEXPECTED_RESPONSE;
   readonly status: number;
   readonly message: string;
   readonly requestId: string | undefined;
   readonly retryAfterMs: number | undefined;
-  readonly attempts: number;
 }
 
 /**
- * The API answered with an error (every non-2xx answer, after any retries). Branch on `code`;
- * `message` is for people; quote `requestId` (the answer's `X-Request-Id`) when reporting a problem.
+ * The API answered with an error (every non-2xx answer, after any retries), or with a 2xx that is
+ * not JSON (`unexpected_response`). Branch on `code`; `message` is for people; quote `requestId`
+ * (the answer's `X-Request-Id`) when reporting a problem.
  */
 export class PetStoreApiError extends Error {
   override readonly name = "PetStoreApiError";
@@ -30,6 +41,8 @@ export class PetStoreApiError extends Error {
   readonly retryAfterMs: number | undefined;
   /** Requests sent for this call, retries included. */
   readonly attempts: number;
+  /** A create's `Idempotency-Key`: creating again with it never makes a second pet. Undefined for other operations. */
+  readonly idempotencyKey: string | undefined;
 
   constructor(details: PetStoreApiErrorDetails) {
     super(details.message);
@@ -38,23 +51,50 @@ export class PetStoreApiError extends Error {
     this.requestId = details.requestId;
     this.retryAfterMs = details.retryAfterMs;
     this.attempts = details.attempts;
+    this.idempotencyKey = details.idempotencyKey;
   }
 }
 
+const plural = (attempts: number) => `${attempts} attempt${attempts === 1 ? "" : "s"}`;
+const reasonOf = (cause: unknown) => (cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause));
+
 /**
- * No answer came back (connection refused or reset, DNS failure, …) on any of the attempts. `cause`
- * is the last error `fetch` threw. A create may still have happened: retrying it with the same
- * `idempotencyKey` is safe.
+ * No answer came back (connection refused or reset, DNS failure, time-out, …) on any of the
+ * attempts. `cause` is the last error `fetch` threw. A create may still have happened: creating
+ * again with the same `idempotencyKey` is safe.
  */
 export class PetStoreNetworkError extends Error {
   override readonly name = "PetStoreNetworkError";
   readonly attempts: number;
+  /** A create's `Idempotency-Key`: creating again with it never makes a second pet. Undefined for other operations. */
+  readonly idempotencyKey: string | undefined;
 
-  constructor(attempts: number, cause: unknown) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    super(`No answer from the Pet Store API after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${reason}`, {
-      cause,
+  constructor(details: CallFacts & { readonly cause: unknown }) {
+    const reason = details.cause instanceof Error ? details.cause.message : String(details.cause);
+    super(`No answer from the Pet Store API after ${plural(details.attempts)}: ${reason}`, { cause: details.cause });
+    this.attempts = details.attempts;
+    this.idempotencyKey = details.idempotencyKey;
+  }
+}
+
+/**
+ * The caller's `signal` aborted the call. `cause` is the signal's reason (a DOMException named
+ * `AbortError`, or `TimeoutError` for `AbortSignal.timeout()`). A create may still have happened
+ * (its request may have reached the API before the abort): creating again with the same
+ * `idempotencyKey` is safe.
+ */
+export class PetStoreAbortError extends Error {
+  override readonly name = "PetStoreAbortError";
+  /** Requests sent for this call before it was aborted (0 if the signal had aborted before the first). */
+  readonly attempts: number;
+  /** A create's `Idempotency-Key`: creating again with it never makes a second pet. Undefined for other operations. */
+  readonly idempotencyKey: string | undefined;
+
+  constructor(details: CallFacts & { readonly cause: unknown }) {
+    super(`The Pet Store API call was aborted after ${plural(details.attempts)} (${reasonOf(details.cause)})`, {
+      cause: details.cause,
     });
-    this.attempts = attempts;
+    this.attempts = details.attempts;
+    this.idempotencyKey = details.idempotencyKey;
   }
 }

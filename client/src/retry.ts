@@ -74,3 +74,12 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/**
+ * The longest a call can take under `policy` without a `signal`: every attempt runs to its time
+ * limit, and every wait between them is as long as allowed (a wait is the longer of the backoff and
+ * `Retry-After`, neither above `maxDelayMs`, since a longer `Retry-After` ends the retries).
+ */
+export function worstCaseCallMs(policy: RetryPolicy, attemptTimeoutMs: number): number {
+  return policy.maxAttempts * attemptTimeoutMs + (policy.maxAttempts - 1) * policy.maxDelayMs;
+}

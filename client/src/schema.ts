@@ -132,15 +132,30 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Identifies this request in the service's logs; quote it when reporting a problem. */
+        /**
+         * @description Identifies this request in the service's logs; quote it when reporting a problem.
+         * @example 9b2f4c1e-6a3d-4f8e-b0c7-5d1e2a3b4c6f
+         */
         "X-Request-Id": string;
-        /** @description Answers are never cached. */
+        /**
+         * @description Answers are never cached.
+         * @example no-store
+         */
         "Cache-Control": "no-store";
-        /** @description Browsers must not guess another media type. */
+        /**
+         * @description Browsers must not guess another media type.
+         * @example nosniff
+         */
         "X-Content-Type-Options": "nosniff";
-        /** @description Seconds to wait before retrying (RFC 9110 delay-seconds). */
+        /**
+         * @description Seconds to wait before retrying (RFC 9110 delay-seconds).
+         * @example 1
+         */
         "Retry-After": string;
-        /** @description The bearer challenge (RFC 6750): `error="invalid_token"` is added when a token was sent but is not a valid key. */
+        /**
+         * @description The bearer challenge (RFC 6750): `error="invalid_token"` is added when a token was sent but is not a valid key.
+         * @example Bearer realm="pets"
+         */
         "WWW-Authenticate": string;
     };
     pathItems: never;
@@ -151,7 +166,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Maximum number of animals returned (a decimal integer).
+                 * @description Maximum number of animals returned (a decimal integer, without leading zeros).
                  * @example 20
                  */
                 limit?: number;
@@ -178,7 +193,10 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description The next page (RFC 8288 `rel="next"`), present while more animals match. */
+                    /**
+                     * @description The next page (RFC 8288 `rel="next"`), present while more animals match.
+                     * @example </v1/pets?limit=3&cursor=eyJhIjozLCJzIjpudWxsfQ.7lqvvUt3vuJTPnHi>; rel="next"
+                     */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -203,7 +221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The API key is missing, malformed, unknown or revoked. Checked before anything else. */
+            /** @description The API key is missing, malformed, unknown, revoked or of another environment. Checked before anything else. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -224,7 +242,10 @@ export interface operations {
             /** @description Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. The service itself never answers 403. */
             403: {
                 headers: {
-                    /** @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered. */
+                    /**
+                     * @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered.
+                     * @example 9b2f4c1e-6a3d-4f8e-b0c7-5d1e2a3b4c6f
+                     */
                     "X-Request-Id"?: string;
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
@@ -245,7 +266,10 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description The methods this path has. */
+                    /**
+                     * @description The methods this path has.
+                     * @example GET, POST
+                     */
                     Allow: "GET, POST";
                     [name: string]: unknown;
                 };
@@ -261,7 +285,10 @@ export interface operations {
             /** @description Too many requests (the stage's throttling, or the edge firewall's limits per API key and per client address); retry after `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered. */
+                    /**
+                     * @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered.
+                     * @example 9b2f4c1e-6a3d-4f8e-b0c7-5d1e2a3b4c6f
+                     */
                     "X-Request-Id"?: string;
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
@@ -340,9 +367,15 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description Where the new animal is. */
+                    /**
+                     * @description Where the new animal is.
+                     * @example /v1/pets/1
+                     */
                     Location: string;
-                    /** @description `true` when this answer replays an earlier create with the same `Idempotency-Key`; absent otherwise. */
+                    /**
+                     * @description `true` when this answer replays an earlier create with the same `Idempotency-Key`; absent otherwise.
+                     * @example true
+                     */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
@@ -367,7 +400,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The API key is missing, malformed, unknown or revoked. Checked before anything else. */
+            /** @description The API key is missing, malformed, unknown, revoked or of another environment. Checked before anything else. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -388,7 +421,10 @@ export interface operations {
             /** @description Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. The service itself never answers 403. */
             403: {
                 headers: {
-                    /** @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered. */
+                    /**
+                     * @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered.
+                     * @example 9b2f4c1e-6a3d-4f8e-b0c7-5d1e2a3b4c6f
+                     */
                     "X-Request-Id"?: string;
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
@@ -409,7 +445,10 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description The methods this path has. */
+                    /**
+                     * @description The methods this path has.
+                     * @example GET, POST
+                     */
                     Allow: "GET, POST";
                     [name: string]: unknown;
                 };
@@ -443,7 +482,10 @@ export interface operations {
             /** @description The request body is larger than 16384 bytes. */
             413: {
                 headers: {
-                    /** @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered. */
+                    /**
+                     * @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered.
+                     * @example 9b2f4c1e-6a3d-4f8e-b0c7-5d1e2a3b4c6f
+                     */
                     "X-Request-Id"?: string;
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
@@ -458,7 +500,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request body is not declared as JSON (`Content-Type: application/json`, charset UTF-8 if given). */
+            /** @description The request body is not declared as JSON (`Content-Type: application/json`, charset UTF-8 if given), or its bytes are not UTF-8. */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -495,7 +537,10 @@ export interface operations {
             /** @description Too many requests (the stage's throttling, or the edge firewall's limits per API key and per client address); retry after `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered. */
+                    /**
+                     * @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered.
+                     * @example 9b2f4c1e-6a3d-4f8e-b0c7-5d1e2a3b4c6f
+                     */
                     "X-Request-Id"?: string;
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
@@ -554,7 +599,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Identifier of the animal (a decimal integer).
+                 * @description Identifier of the animal (a decimal integer, without leading zeros).
                  * @example 1
                  */
                 petId: number;
@@ -569,11 +614,20 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch). */
+                    /**
+                     * @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch).
+                     * @example @1795392000
+                     */
                     Deprecation: "@1795392000";
-                    /** @description When this operation stops working and starts answering 410 (RFC 8594). */
+                    /**
+                     * @description When this operation stops working and starts answering 410 (RFC 8594).
+                     * @example Thu, 05 Dec 2030 00:00:00 GMT
+                     */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description The operation to use instead (RFC 8288). */
+                    /**
+                     * @description The operation to use instead (RFC 8288).
+                     * @example </v1/pets>; rel="successor-version"
+                     */
                     Link: "</v1/pets>; rel=\"successor-version\"";
                     [name: string]: unknown;
                 };
@@ -587,11 +641,20 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch). */
+                    /**
+                     * @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch).
+                     * @example @1795392000
+                     */
                     Deprecation: "@1795392000";
-                    /** @description When this operation stops working and starts answering 410 (RFC 8594). */
+                    /**
+                     * @description When this operation stops working and starts answering 410 (RFC 8594).
+                     * @example Thu, 05 Dec 2030 00:00:00 GMT
+                     */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description The operation to use instead (RFC 8288). */
+                    /**
+                     * @description The operation to use instead (RFC 8288).
+                     * @example </v1/pets>; rel="successor-version"
+                     */
                     Link: "</v1/pets>; rel=\"successor-version\"";
                     [name: string]: unknown;
                 };
@@ -604,18 +667,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description The API key is missing, malformed, unknown or revoked. Checked before anything else. */
+            /** @description The API key is missing, malformed, unknown, revoked or of another environment. Checked before anything else. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    /** @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch). */
+                    /**
+                     * @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch).
+                     * @example @1795392000
+                     */
                     Deprecation: "@1795392000";
-                    /** @description When this operation stops working and starts answering 410 (RFC 8594). */
+                    /**
+                     * @description When this operation stops working and starts answering 410 (RFC 8594).
+                     * @example Thu, 05 Dec 2030 00:00:00 GMT
+                     */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description The operation to use instead (RFC 8288). */
+                    /**
+                     * @description The operation to use instead (RFC 8288).
+                     * @example </v1/pets>; rel="successor-version"
+                     */
                     Link: "</v1/pets>; rel=\"successor-version\"";
                     [name: string]: unknown;
                 };
@@ -631,15 +703,27 @@ export interface operations {
             /** @description Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. The service itself never answers 403. */
             403: {
                 headers: {
-                    /** @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered. */
+                    /**
+                     * @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered.
+                     * @example 9b2f4c1e-6a3d-4f8e-b0c7-5d1e2a3b4c6f
+                     */
                     "X-Request-Id"?: string;
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch). */
+                    /**
+                     * @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch).
+                     * @example @1795392000
+                     */
                     Deprecation?: "@1795392000";
-                    /** @description When this operation stops working and starts answering 410 (RFC 8594). */
+                    /**
+                     * @description When this operation stops working and starts answering 410 (RFC 8594).
+                     * @example Thu, 05 Dec 2030 00:00:00 GMT
+                     */
                     Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description The operation to use instead (RFC 8288). */
+                    /**
+                     * @description The operation to use instead (RFC 8288).
+                     * @example </v1/pets>; rel="successor-version"
+                     */
                     Link?: "</v1/pets>; rel=\"successor-version\"";
                     [name: string]: unknown;
                 };
@@ -658,11 +742,20 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch). */
+                    /**
+                     * @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch).
+                     * @example @1795392000
+                     */
                     Deprecation: "@1795392000";
-                    /** @description When this operation stops working and starts answering 410 (RFC 8594). */
+                    /**
+                     * @description When this operation stops working and starts answering 410 (RFC 8594).
+                     * @example Thu, 05 Dec 2030 00:00:00 GMT
+                     */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description The operation to use instead (RFC 8288). */
+                    /**
+                     * @description The operation to use instead (RFC 8288).
+                     * @example </v1/pets>; rel="successor-version"
+                     */
                     Link: "</v1/pets>; rel=\"successor-version\"";
                     [name: string]: unknown;
                 };
@@ -681,7 +774,10 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description The methods this path has. */
+                    /**
+                     * @description The methods this path has.
+                     * @example GET
+                     */
                     Allow: "GET";
                     [name: string]: unknown;
                 };
@@ -700,11 +796,20 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch). */
+                    /**
+                     * @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch).
+                     * @example @1795392000
+                     */
                     Deprecation: "@1795392000";
-                    /** @description When this operation stops working and starts answering 410 (RFC 8594). */
+                    /**
+                     * @description When this operation stops working and starts answering 410 (RFC 8594).
+                     * @example Thu, 05 Dec 2030 00:00:00 GMT
+                     */
                     Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description The operation to use instead (RFC 8288). */
+                    /**
+                     * @description The operation to use instead (RFC 8288).
+                     * @example </v1/pets>; rel="successor-version"
+                     */
                     Link: "</v1/pets>; rel=\"successor-version\"";
                     [name: string]: unknown;
                 };
@@ -720,16 +825,28 @@ export interface operations {
             /** @description Too many requests (the stage's throttling, or the edge firewall's limits per API key and per client address); retry after `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered. */
+                    /**
+                     * @description Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered.
+                     * @example 9b2f4c1e-6a3d-4f8e-b0c7-5d1e2a3b4c6f
+                     */
                     "X-Request-Id"?: string;
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "Retry-After": components["headers"]["Retry-After"];
-                    /** @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch). */
+                    /**
+                     * @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch).
+                     * @example @1795392000
+                     */
                     Deprecation?: "@1795392000";
-                    /** @description When this operation stops working and starts answering 410 (RFC 8594). */
+                    /**
+                     * @description When this operation stops working and starts answering 410 (RFC 8594).
+                     * @example Thu, 05 Dec 2030 00:00:00 GMT
+                     */
                     Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description The operation to use instead (RFC 8288). */
+                    /**
+                     * @description The operation to use instead (RFC 8288).
+                     * @example </v1/pets>; rel="successor-version"
+                     */
                     Link?: "</v1/pets>; rel=\"successor-version\"";
                     [name: string]: unknown;
                 };
@@ -748,11 +865,20 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
-                    /** @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch). */
+                    /**
+                     * @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch).
+                     * @example @1795392000
+                     */
                     Deprecation?: "@1795392000";
-                    /** @description When this operation stops working and starts answering 410 (RFC 8594). */
+                    /**
+                     * @description When this operation stops working and starts answering 410 (RFC 8594).
+                     * @example Thu, 05 Dec 2030 00:00:00 GMT
+                     */
                     Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description The operation to use instead (RFC 8288). */
+                    /**
+                     * @description The operation to use instead (RFC 8288).
+                     * @example </v1/pets>; rel="successor-version"
+                     */
                     Link?: "</v1/pets>; rel=\"successor-version\"";
                     [name: string]: unknown;
                 };
@@ -772,11 +898,20 @@ export interface operations {
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "Retry-After": components["headers"]["Retry-After"];
-                    /** @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch). */
+                    /**
+                     * @description This operation is deprecated since 2026-11-23 (RFC 9745: `@` and seconds since the epoch).
+                     * @example @1795392000
+                     */
                     Deprecation?: "@1795392000";
-                    /** @description When this operation stops working and starts answering 410 (RFC 8594). */
+                    /**
+                     * @description When this operation stops working and starts answering 410 (RFC 8594).
+                     * @example Thu, 05 Dec 2030 00:00:00 GMT
+                     */
                     Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
-                    /** @description The operation to use instead (RFC 8288). */
+                    /**
+                     * @description The operation to use instead (RFC 8288).
+                     * @example </v1/pets>; rel="successor-version"
+                     */
                     Link?: "</v1/pets>; rel=\"successor-version\"";
                     [name: string]: unknown;
                 };

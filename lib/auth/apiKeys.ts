@@ -5,7 +5,7 @@
  * secrets in our code.
  */
 import { hash, randomBytes } from "node:crypto";
-import type { StageName } from "../config";
+import { type StageName, stages } from "../config";
 import type { Deadline } from "../db/deadline";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -43,6 +43,14 @@ export function hasApiKeyShape(token: string, stage: StageName): boolean {
     token.startsWith(prefix) &&
     /^[0-9A-Za-z]+$/.test(token.slice(prefix.length))
   );
+}
+
+/**
+ * The stage whose key `token` has the shape of, if any: lets a refusal say that a well-formed key
+ * belongs to another environment. Reads only the prefix, which names no secret.
+ */
+export function stageOfKey(token: string): StageName | undefined {
+  return stages.find((stage) => hasApiKeyShape(token, stage));
 }
 
 /** A newline at the end: a real one, or one copied as text (`\n`, `%0A`) from JSON or a URL. */

@@ -7,6 +7,11 @@ export const KEY_CACHE_TTL_MS = 30_000;
 const MAX_CACHED_KEYS = 10_000;
 
 export interface ApiKeyVerifier {
+  /**
+   * The environment whose keys it accepts, so that a refusal can name it. Optional: a verifier
+   * without one (a test's fake) gets the plain "not valid" message for another stage's key.
+   */
+  readonly stage?: StageName;
   /** The key's principal, or undefined when the key is unknown, revoked or malformed. */
   verify(token: string, deadline?: Deadline): Promise<Principal | undefined>;
 }
@@ -22,6 +27,7 @@ export function createApiKeyVerifier(
 ): ApiKeyVerifier {
   const cache = new Map<string, { principal: Principal | undefined; expiresAt: number }>();
   return {
+    stage,
     async verify(token, deadline) {
       if (!hasApiKeyShape(token, stage)) return undefined;
       const keyHash = hashApiKey(token);

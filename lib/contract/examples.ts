@@ -4,10 +4,13 @@
  *
  * Error examples are not written out: each is what the API's own code answers (the error classes
  * through the one error mapping, the edge answers from lib/http/edgeErrors.ts), so an example cannot
- * show a message the API does not send. The ids are those a new, empty store hands out: creating the
- * example pet there makes the example `petId` real, and the example cursor is one the API issues
- * (cursors carry a fixed integrity key, see lib/pets/cursor.ts).
+ * show a message the API does not send, and the headers of those answers (Retry-After,
+ * WWW-Authenticate, Allow) are the response headers' examples. The ids are those a new, empty store
+ * hands out: creating the example pet there makes the example `petId` real, and the example cursors
+ * are ones the API issues (cursors carry a fixed integrity key, see lib/pets/cursor.ts).
  */
+
+import { RETRY_AFTER_SECONDS } from "../db/storeErrors";
 import {
   GoneError,
   IdempotencyKeyInProgressError,
@@ -21,7 +24,9 @@ import {
 } from "../errors";
 import { type EdgeError, edgeErrors } from "../http/edgeErrors";
 import { toErrorResult } from "../http/middleware/errorResponse";
+import { nextPageLink, petLocation } from "../http/resourceLinks";
 import { encodeCursor } from "../pets/cursor";
+import { IN_PROGRESS_RETRY_AFTER_SECONDS } from "../pets/idempotentCreate";
 import { type OperationId, routes } from "../routes";
 import type { ErrorStatus } from "./openapi";
 import {
@@ -61,18 +66,43 @@ export const parameterExamples = {
 } as const;
 export type ParameterName = keyof typeof parameterExamples;
 
-/** An edge answer's body, in the order the API writes its own. */
-function edgeAnswer(error: EdgeError): ErrorBody {
-  return { code: error.code, message: error.message, status: error.status };
+/** A request id as API Gateway (`requestContext.requestId`) and `npm start` give them: a UUID. */
+export const requestIdExample = "9b2f4c1e-6a3d-4f8e-b0c7-5d1e2a3b4c6f";
+
+/**
+ * The `Link` of `petsExample` listed as a full page (`limit` its length) with more animals after
+ * it: the next page, as the list handler (functions/listPets.ts) writes it.
+ */
+export const nextPageLinkExample = nextPageLink({
+  limit: petsExample.length,
+  cursor: encodeCursor({ afterId: (petsExample[petsExample.length - 1] as Pet).id, status: null }),
+});
+
+/** The `Location` of the example pet's 201, as the create handler (functions/createPet.ts) writes it. */
+export const locationExample = petLocation(petExample.id);
+
+/** An error answer as the API sends it: the body and the headers the error adds. */
+interface ErrorAnswer {
+  readonly body: ErrorBody;
+  readonly headers: Readonly<Record<string, string>>;
 }
 
-/** What the API answers to `error`: the body of its one error mapping. */
-function answerTo(error: unknown): ErrorBody {
-  return toErrorResult(error).body as ErrorBody;
+/**
+ * An edge answer, its body in the order the API writes its own. Its headers are set where the edge
+ * is built (infra/), so none is known here.
+ */
+function edgeAnswer(error: EdgeError): ErrorAnswer {
+  return { body: { code: error.code, message: error.message, status: error.status }, headers: {} };
+}
+
+/** What the API answers to `error`: the result of its one error mapping. */
+function answerTo(error: unknown): ErrorAnswer {
+  const result = toErrorResult(error);
+  return { body: result.body as ErrorBody, headers: result.headers ?? {} };
 }
 
 /** The error `action` throws, answered as the API answers it. */
-function answerWhen(action: () => unknown): ErrorBody {
+function answerWhen(action: () => unknown): ErrorAnswer {
   try {
     action();
   } catch (error) {
@@ -86,8 +116,8 @@ const allowedMethods = (operationId: OperationId) =>
     .filter((route) => route.path === routes[operationId].path)
     .map((route) => route.method);
 
-/** Every error answer an operation documents, with one or more real examples of its body. */
-export function errorExamples(operationId: OperationId, status: ErrorStatus): Record<string, Example<ErrorBody>> {
+/** Every error answer an operation documents, with one or more real examples of it. */
+function errorAnswers(operationId: OperationId, status: ErrorStatus): Record<string, Example<ErrorAnswer>> {
   switch (status) {
     case 400:
       if (operationId === "listPets")
@@ -130,7 +160,7 @@ export function errorExamples(operationId: OperationId, status: ErrorStatus): Re
       return {
         inFlight: {
           summary: "The first request with this key is still running",
-          value: answerTo(new IdempotencyKeyInProgressError(1)),
+          value: answerTo(new IdempotencyKeyInProgressError(IN_PROGRESS_RETRY_AFTER_SECONDS)),
         },
       };
     case 410:
@@ -159,7 +189,29 @@ export function errorExamples(operationId: OperationId, status: ErrorStatus): Re
       return { unexpected: { summary: "An unexpected fault", value: answerTo(new Error("an unexpected fault")) } };
     case 503:
       return {
-        storeUnavailable: { summary: "The data store is unavailable", value: answerTo(new ServiceUnavailableError(1)) },
+        storeUnavailable: {
+          summary: "The data store is unavailable",
+          value: answerTo(new ServiceUnavailableError(RETRY_AFTER_SECONDS)),
+        },
       };
   }
+}
+
+/** The bodies of an operation's error answers with `status`, by example name. */
+export function errorExamples(operationId: OperationId, status: ErrorStatus): Record<string, Example<ErrorBody>> {
+  return Object.fromEntries(
+    Object.entries(errorAnswers(operationId, status)).map(([name, { summary, value }]) => [
+      name,
+      { summary, value: value.body },
+    ]),
+  );
+}
+
+/**
+ * The headers the first example of an operation's error answer with `status` carries (e.g. 503's
+ * `Retry-After`): the examples of those response headers.
+ */
+export function errorHeaderExamples(operationId: OperationId, status: ErrorStatus): Readonly<Record<string, string>> {
+  const [first] = Object.values(errorAnswers(operationId, status));
+  return first?.value.headers ?? {};
 }

@@ -5,17 +5,23 @@
  * Only tooling imports this (the local server, `npm run docs`, the contract tests): the Lambda
  * handlers never do, so it costs nothing at cold start.
  */
+import { deprecationHeaders } from "../http/middleware/deprecation";
 import { UNAUTHORIZED_CHALLENGE } from "../http/middleware/errorResponse";
 import { COMMON_HEADERS } from "../http/middleware/responseEnvelope";
+import { IDEMPOTENT_REPLAYED_HEADER } from "../idempotency/replayed";
 import { API_BASE_PATH, type OperationId, type RouteDefinition, routes } from "../routes";
 import {
   type Example,
   errorExamples,
+  errorHeaderExamples,
+  locationExample,
   newPetExample,
+  nextPageLinkExample,
   type ParameterName,
   parameterExamples,
   petExample,
   petsExample,
+  requestIdExample,
 } from "./examples";
 import {
   cursorSchema,
@@ -125,36 +131,38 @@ function componentSchemas(): Record<string, JsonObject> {
   return schemas;
 }
 
-/** A header whose value never varies. */
-function constant(value: string): JsonObject {
-  return { type: "string", const: value };
+/** A header whose value never varies: its value is also its example. */
+function fixedHeader(description: string, value: string, required = true): JsonObject {
+  return { description, required, schema: { type: "string", const: value }, example: value };
 }
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/**
+ * Headers shared by several answers. The examples of Retry-After and WWW-Authenticate are those
+ * the service's own 503 and 401 carry (./examples.ts); test/unit/openapiExamples.test.ts checks
+ * every other answer that references them carries the same.
+ */
 function componentHeaders(): Record<string, JsonObject> {
   return {
     "X-Request-Id": {
       description: "Identifies this request in the service's logs; quote it when reporting a problem.",
       required: true,
       schema: { type: "string", minLength: 1 },
+      example: requestIdExample,
     },
-    "Cache-Control": {
-      description: "Answers are never cached.",
-      required: true,
-      schema: constant(COMMON_HEADERS["Cache-Control"]),
-    },
-    "X-Content-Type-Options": {
-      description: "Browsers must not guess another media type.",
-      required: true,
-      schema: constant(COMMON_HEADERS["X-Content-Type-Options"]),
-    },
+    "Cache-Control": fixedHeader("Answers are never cached.", COMMON_HEADERS["Cache-Control"]),
+    "X-Content-Type-Options": fixedHeader(
+      "Browsers must not guess another media type.",
+      COMMON_HEADERS["X-Content-Type-Options"],
+    ),
     "Retry-After": {
       description: "Seconds to wait before retrying (RFC 9110 delay-seconds).",
       required: true,
       schema: { type: "string", pattern: "^[0-9]+$" },
+      example: errorHeaderExamples("listPets", 503)["Retry-After"] as string,
     },
     "WWW-Authenticate": {
       description:
@@ -164,6 +172,7 @@ function componentHeaders(): Record<string, JsonObject> {
         type: "string",
         pattern: `^${escapeRegExp(UNAUTHORIZED_CHALLENGE)}(${escapeRegExp(', error="invalid_token"')})?$`,
       },
+      example: errorHeaderExamples("listPets", 401)["WWW-Authenticate"] as string,
     },
   };
 }
@@ -176,40 +185,34 @@ const commonHeaders = {
 
 type Deprecation = NonNullable<RouteDefinition["deprecation"]>;
 
-function epochSeconds(date: Date): number {
-  return Math.floor(date.getTime() / 1000);
-}
-
+/** The headers the deprecation middleware adds, with the values it sends. */
 function deprecationResponseHeaders(deprecation: Deprecation, required: boolean): Record<string, JsonObject> {
+  const sent = deprecationHeaders(deprecation);
   return {
-    Deprecation: {
-      description: `This operation is deprecated since ${deprecation.deprecatedAt.toISOString().slice(0, 10)} (RFC 9745: \`@\` and seconds since the epoch).`,
+    Deprecation: fixedHeader(
+      `This operation is deprecated since ${deprecation.deprecatedAt.toISOString().slice(0, 10)} (RFC 9745: \`@\` and seconds since the epoch).`,
+      sent.Deprecation as string,
       required,
-      schema: constant(`@${epochSeconds(deprecation.deprecatedAt)}`),
-    },
-    Sunset: {
-      description: "When this operation stops working and starts answering 410 (RFC 8594).",
+    ),
+    Sunset: fixedHeader(
+      "When this operation stops working and starts answering 410 (RFC 8594).",
+      sent.Sunset as string,
       required,
-      schema: constant(deprecation.sunsetAt.toUTCString()),
-    },
-    Link: {
-      description: "The operation to use instead (RFC 8288).",
-      required,
-      schema: constant(`<${deprecation.successor}>; rel="successor-version"`),
-    },
+    ),
+    Link: fixedHeader("The operation to use instead (RFC 8288).", sent.Link as string, required),
   };
 }
 
 const errorDescriptions: Record<ErrorStatus, string> = {
   400: "The request is malformed or a parameter or field is not valid; `message` starts with its name (`limit: …`).",
-  401: "The API key is missing, malformed, unknown or revoked. Checked before anything else.",
+  401: "The API key is missing, malformed, unknown, revoked or of another environment. Checked before anything else.",
   403: "Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. The service itself never answers 403.",
   404: "Not found.",
   405: "Not answered by this operation: the path exists, but not with the method used.",
   409: "A request with the same `Idempotency-Key` is still in flight; retry after `Retry-After` seconds.",
   410: "The operation was removed at its sunset.",
   413: `The request body is larger than ${MAX_BODY_BYTES} bytes.`,
-  415: "The request body is not declared as JSON (`Content-Type: application/json`, charset UTF-8 if given).",
+  415: "The request body is not declared as JSON (`Content-Type: application/json`, charset UTF-8 if given), or its bytes are not UTF-8.",
   422: "The `Idempotency-Key` was already used with a different request body.",
   429: "Too many requests (the stage's throttling, or the edge firewall's limits per API key and per client address); retry after `Retry-After` seconds.",
   500: "An unexpected error. The message reveals nothing internal; quote `X-Request-Id` when reporting it.",
@@ -234,6 +237,7 @@ const requestIdFromEdge: JsonObject = {
     "Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered.",
   required: false,
   schema: { type: "string", minLength: 1 },
+  example: requestIdExample,
 };
 
 /** The Error body narrowed to the one code and status this answer carries. */
@@ -270,9 +274,7 @@ function methodNotAllowed(operationId: OperationId, path: string, methods: reado
   return errorResponse(405, {
     operationId,
     description: `Not answered by this operation: \`${path}\` with any other method than ${allow} gets this 405 from the gateway.`,
-    headers: {
-      Allow: { description: "The methods this path has.", required: true, schema: constant(allow) },
-    },
+    headers: { Allow: fixedHeader("The methods this path has.", allow) },
   });
 }
 
@@ -378,6 +380,7 @@ function listPetsOperation(allowedMethods: readonly string[]): JsonObject {
                 type: "string",
                 pattern: `^<${escapeRegExp(`${API_BASE_PATH}${route.path}?`)}[^>]*cursor=[^>]+>; rel="next"$`,
               },
+              example: nextPageLinkExample,
             },
           }),
           content: jsonContent("Pets", { page: { summary: "A page of animals", value: petsExample } }),
@@ -436,12 +439,13 @@ function createPetOperation(allowedMethods: readonly string[]): JsonObject {
                 type: "string",
                 pattern: `^${escapeRegExp(`${API_BASE_PATH}${routes.getPet.path.replace("{petId}", "")}`)}[1-9][0-9]*$`,
               },
+              example: locationExample,
             },
-            "Idempotent-Replayed": {
-              description:
-                "`true` when this answer replays an earlier create with the same `Idempotency-Key`; absent otherwise.",
-              schema: { type: "string", const: "true" },
-            },
+            [IDEMPOTENT_REPLAYED_HEADER]: fixedHeader(
+              "`true` when this answer replays an earlier create with the same `Idempotency-Key`; absent otherwise.",
+              "true",
+              false,
+            ),
           }),
           content: jsonContent("Pet", { created: { summary: "The animal as stored", value: petExample } }),
         },

@@ -97,12 +97,12 @@ export const listLimitSchema = {
   minimum: 1,
   maximum: 100,
   default: 20,
-  description: "Maximum number of animals returned (a decimal integer).",
+  description: "Maximum number of animals returned (a decimal integer, without leading zeros).",
 } as const;
 
 export const petIdParamSchema = {
   ...idSchema,
-  description: "Identifier of the animal (a decimal integer).",
+  description: "Identifier of the animal (a decimal integer, without leading zeros).",
 } as const;
 
 export const cursorSchema = {

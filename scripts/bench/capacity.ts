@@ -12,6 +12,7 @@ import type { StageConfig } from "../../infra/config";
 import type { TableArea } from "../../lib/db/table";
 import { routes } from "../../lib/routes";
 import type { CostedRequest, RequestCostResult } from "./requestCost";
+import { HOST_RUNTIME, rerunOnHost } from "./runtimes";
 import type { ShardedDesignResult } from "./shardedDesign";
 
 export const CAPACITY_DOC = new URL("../../docs/capacity.md", import.meta.url);
@@ -617,6 +618,11 @@ export function documentedInputs(document: string): CapacityInputs {
 }
 
 async function main(): Promise<void> {
+  // Durations are published with the Node they were measured on: only a pinned, supported one.
+  if (process.version !== HOST_RUNTIME.version) {
+    console.error(`bench:capacity: started on Node ${process.version}; measuring on ${HOST_RUNTIME.version}`);
+    process.exit(await rerunOnHost());
+  }
   // The handlers read their configuration when first imported.
   Object.assign(process.env, {
     PETS_TABLE_NAME: "petstore-capacity",

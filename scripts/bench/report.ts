@@ -8,7 +8,8 @@ export interface Figure {
   /** Stable key, e.g. `bundle.listPets.bytes`. */
   readonly id: string;
   readonly section: string;
-  /** The Node version the figure was measured on, for figures that depend on it (`v24.21.0`). */
+  /** The Node version the figure was measured on (`v24.21.0`); absent for bundle sizes, which are
+   * esbuild's output whatever Node runs it. */
   readonly runtime?: string;
   readonly label: string;
   readonly value: number;

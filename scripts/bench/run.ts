@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: bundle size, cold-start proxy, middleware overhead, DynamoDB read cost and
  * local throughput. Prints a table and writes every figure, with its method, target and result,
- * to .bench/results.json. Exits 1 when a target is missed. The bundles' smoke run, the cold-start
- * proxy and the middleware overhead are measured on this machine's Node and on Node 24, what the
- * functions run on in Lambda (scripts/node24.ts installs it from the npm registry), with the same targets.
+ * to .bench/results.json. Exits 1 when a target is missed. Every figure that depends on Node is
+ * measured on the versions scripts/nodeVersions.ts pins, whatever Node started the bench (see
+ * ./runtimes.ts): the bundles' smoke run, the cold-start proxy and the middleware overhead on each
+ * of them, with the same targets; read cost and throughput in the bench's own process, on the lowest.
  *
  * Environment: BENCH_DURATION (seconds per throughput run, default 10), BENCH_COLD_RUNS (fresh
  * processes per bundle, default 50, at least 30), BENCH_ITERATIONS (warm invocations per side, default 20000),
@@ -12,6 +13,44 @@
 import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { availableParallelism, cpus, loadavg } from "node:os";
+import { BENCH_RUNTIMES, HOST_RUNTIME, nodeOf, rerunOnHost } from "./runtimes";
+
+const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
+/** Bad input, or a Node that cannot be installed: one line, no stack trace. */
+function fail(error: unknown): never {
+  console.error(`bench: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+
+// Before anything else, so that everything below (settings included) runs once, on the host.
+if (process.version !== HOST_RUNTIME.version) {
+  progress(`started on Node ${process.version}; the bench runs on ${HOST_RUNTIME.version}, the lowest pinned version`);
+  process.exit(await rerunOnHost().catch(fail));
+}
+
+function positiveNumber(name: string, fallback: number, minimum = 0): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value < minimum) {
+    throw new Error(`${name} must be a number ${minimum ? `of at least ${minimum}` : "above 0"}, not "${raw}".`);
+  }
+  return value;
+}
+
+function readSettings() {
+  try {
+    return {
+      duration: positiveNumber("BENCH_DURATION", 10),
+      coldRuns: Math.round(positiveNumber("BENCH_COLD_RUNS", 50, 30)),
+      iterations: Math.round(positiveNumber("BENCH_ITERATIONS", 20_000, 1000)),
+      rounds: Math.round(positiveNumber("BENCH_ROUNDS", 5, 1)),
+    };
+  } catch (error) {
+    return fail(error);
+  }
+}
+const { duration, coldRuns, iterations, rounds } = readSettings();
 
 // The handlers read their configuration when first imported, so it is set before any import of them.
 Object.assign(process.env, {
@@ -26,29 +65,12 @@ const { benchDir, buildBundles } = await import("./build");
 const { smokeTestBundles } = await import("./bundleSmoke");
 const { measureColdStarts, pairedMedianMs, pairedRatioMedian } = await import("./coldStart");
 const { measureMiddlewareOverhead, measureMiddlewareOverheadOn } = await import("./middleware");
-const { ensureNode24, NODE24_VERSION } = await import("../node24");
 const { measureReadCost, READ_COST_LIMITS, READ_COST_SIZES } = await import("./readCost");
 const { CONNECTIONS, measureThroughput, scenarios } = await import("./throughput");
 const { figure, markdownTable, stepTable } = await import("./report");
 const { round } = await import("./stats");
 type Figure = import("./report").Figure;
 
-function positiveNumber(name: string, fallback: number, minimum = 0): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || value < minimum) {
-    throw new Error(`${name} must be a number of at least ${minimum || "more than 0"}, not "${raw}".`);
-  }
-  return value;
-}
-
-const duration = positiveNumber("BENCH_DURATION", 10);
-const coldRuns = Math.round(positiveNumber("BENCH_COLD_RUNS", 50, 30));
-const iterations = Math.round(positiveNumber("BENCH_ITERATIONS", 20_000, 1000));
-const rounds = Math.round(positiveNumber("BENCH_ROUNDS", 5, 1));
-
-const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
 const benchStarted = performance.now();
 const load: Record<string, number[]> = {};
 const noteLoad = (when: string) => {
@@ -98,8 +120,8 @@ const METHODS = {
     "built with the same options (scripts/bench/emptyEntry.ts: only the banner every bundle carries). Per request: p50 of the handler with telemetry minus the same handler " +
     "without it (log and metric lines built, written to a no-op).",
   middleware:
-    "On this machine's Node in the bench's own process; on Node 24 in a process of its own started with " +
-    "the same loader (node --import tsx). " +
+    `On ${HOST_RUNTIME.version} in the bench's own process; on each other pinned version in a process of its own ` +
+    "started with the same loader (node --import tsx). " +
     `Warm, in-process: ${iterations} timed invocations per side after a warm-up, the sides interleaved ` +
     "with a rotating order. Handler = createHandler(deps) from functions/*.ts (the full Middy chain, the " +
     "real key verifier over an in-memory key store, InMemoryPetRepository, a context with " +
@@ -159,18 +181,14 @@ for (const bundle of bundles) {
   );
 }
 
-// The figures that depend on the runtime are measured on each: this machine's Node, and Node 24.
-progress(`Node ${NODE24_VERSION} for the runtime figures (scripts/node24.ts)`);
-interface Runtime {
-  readonly node: string;
-  readonly version: string;
-  /** Inserted after the first part of each figure id: "" for this machine's Node. */
-  readonly idPart: string;
-}
-const runtimes: Runtime[] = [{ node: process.execPath, version: process.version, idPart: "" }];
-if (process.version !== `v${NODE24_VERSION}`) {
-  runtimes.push({ node: await ensureNode24(), version: `v${NODE24_VERSION}`, idPart: "node24." });
-}
+// The figures that depend on the runtime are measured on each pinned version.
+progress(
+  `Node ${BENCH_RUNTIMES.map((runtime) => runtime.version).join(" and ")} for the runtime figures (scripts/nodeVersions.ts)`,
+);
+type Runtime = (typeof BENCH_RUNTIMES)[number] & { readonly node: string };
+const runtimes: Runtime[] = [];
+// One at a time: a first run installs each from the npm registry.
+for (const runtime of BENCH_RUNTIMES) runtimes.push({ ...runtime, node: await nodeOf(runtime).catch(fail) });
 const runtimeId = (runtime: Runtime, id: string) => id.replace(".", `.${runtime.idPart}`);
 
 const smokes: Record<string, Awaited<ReturnType<typeof smokeTestBundles>>> = {};
@@ -337,6 +355,7 @@ for (const size of READ_COST_SIZES) {
       figure({
         id: `readCost.${size}.${name.replace(/[^a-z0-9]+/gi, "_")}`,
         section: "4 Read cost",
+        runtime: process.version,
         label: `${size.toLocaleString("en-US")} pets, ${name}: worst page (walk ${walk.itemsRead}/${walk.itemsReturned} over ${walk.pages} ${name === "getPet" ? "gets" : "pages"})`,
         value: walk.worstPage,
         unit: "read/returned",
@@ -356,6 +375,7 @@ for (const [name, result] of Object.entries(throughput.scenarios)) {
     figure({
       id: `throughput.${name}.server.rps`,
       section: "5 Throughput",
+      runtime: process.version,
       label: `${name} via npm start (p50 ${server.latencyP50Ms} ms, p99 ${server.latencyP99Ms} ms)`,
       value: server.requestsPerSecond,
       unit: "req/s",
@@ -364,6 +384,7 @@ for (const [name, result] of Object.entries(throughput.scenarios)) {
     figure({
       id: `throughput.${name}.inProcess.rps`,
       section: "5 Throughput",
+      runtime: process.version,
       label: `${name} in-process (p50 ${inProcess.latencyP50Ms} ms, p99 ${inProcess.latencyP99Ms} ms)`,
       value: inProcess.requestsPerSecond,
       unit: "req/s",
@@ -372,6 +393,7 @@ for (const [name, result] of Object.entries(throughput.scenarios)) {
     figure({
       id: `throughput.${name}.ratio`,
       section: "5 Throughput",
+      runtime: process.version,
       label: `${name} npm start / in-process, req/s`,
       value: result.serverToInProcess,
       unit: "",
@@ -380,6 +402,7 @@ for (const [name, result] of Object.entries(throughput.scenarios)) {
     figure({
       id: `throughput.${name}.non2xx`,
       section: "5 Throughput",
+      runtime: process.version,
       label: `${name} non-2xx (npm start ${server.non2xx} + in-process ${inProcess.non2xx})`,
       value: server.non2xx + inProcess.non2xx,
       unit: "",
@@ -413,7 +436,7 @@ console.log(markdownTable(figures));
 console.log(`\nPer-middleware breakdown: median µs of each step per request (${METHODS.steps})\n`);
 console.log(stepTable(overheads));
 console.log(
-  `\n${nproc} CPUs (${cpuModel}), Node ${node}${runtimes.length > 1 ? ` (runtime figures also on ${runtimes[1]?.version})` : ""}; load average at start ${load.start?.join(" ")}; ${totalSeconds} s.`,
+  `\n${nproc} CPUs (${cpuModel}), runtime figures on Node ${results.machine.runtimes.join(" and ")} (the bench's own process on ${node}); load average at start ${load.start?.join(" ")}; ${totalSeconds} s.`,
 );
 console.log(`Figures, methods and details: .bench/results.json`);
 if (failed.length > 0) {

@@ -11,7 +11,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureNode24, NODE24_VERSION } from "../node24";
+import { ensureNode, NODE_VERSIONS } from "../nodeVersions";
 
 const BOOTSTRAP = fileURLToPath(new URL("./runtime/bootstrap.mjs", import.meta.url));
 
@@ -39,7 +39,7 @@ export interface LambdaFunctionSpec {
 }
 
 /** The Node majors the rehearsal can run, by Lambda runtime id. */
-const nodeFor: Record<string, () => Promise<string>> = { "nodejs24.x": ensureNode24 };
+const nodeFor: Record<string, () => Promise<string>> = { "nodejs24.x": () => ensureNode(NODE_VERSIONS.lambda) };
 
 export class RuntimeUnavailableError extends Error {
   override readonly name = "RuntimeUnavailableError";
@@ -79,7 +79,7 @@ export class RunningFunction {
     const node = nodeFor[spec.runtime];
     if (!node) {
       throw new RuntimeUnavailableError(
-        `${spec.label}: runtime ${spec.runtime} cannot be rehearsed (only ${Object.keys(nodeFor).join(", ")}, on Node ${NODE24_VERSION})`,
+        `${spec.label}: runtime ${spec.runtime} cannot be rehearsed (only ${Object.keys(nodeFor).join(", ")}, on Node ${NODE_VERSIONS.lambda})`,
       );
     }
     const binary = await node();

@@ -246,7 +246,7 @@ describe("npm run rehearse", () => {
       /^rehearsal: \d+ calls from 20 functions and 20 service principals allowed; \d+ must-deny denied; 0 failures$/,
     );
     expect(readFileSync(join(projectRoot, "package.json"), "utf8")).toContain(
-      '"rehearse": "tsx scripts/rehearse/main.ts"',
+      '"rehearse": "node scripts/requireNode.mjs && tsx scripts/rehearse/main.ts"',
     );
   });
 });

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey, hashApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { buildOpenApiDocument } from "../../lib/contract/openapi";
-import type { Pet } from "../../lib/contract/schemas";
-import type { LocalApi } from "../../local/server";
+import { MAX_BODY_BYTES, type Pet } from "../../lib/contract/schemas";
+import { LOCAL_BODY_READ_LIMIT_BYTES, type LocalApi } from "../../local/server";
 import { fetchJson, issueTestKey, startTestApi, type TestResponse } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
 import { outsideUrls } from "../support/outsideUrls";
@@ -65,8 +65,17 @@ describe("authentication", () => {
     expectError(await get("/pets", { Authorization: `Bearer ${revoked}` }), 401, "unauthorized");
   });
 
-  it("answers 401 for a key of another environment", async () => {
-    expectError(await get("/pets", { Authorization: `Bearer ${generateApiKey("prod")}` }), 401, "unauthorized");
+  it("answers 401 for a key of another environment, naming both environments and not the key", async () => {
+    const other = generateApiKey("prod");
+
+    const response = await get("/pets", { Authorization: `Bearer ${other}` });
+
+    expectError(response, 401, "unauthorized");
+    expect((response.json as { message: string }).message).toBe(
+      "This key is for the production environment; this is the local API. Use a key issued for local.",
+    );
+    expect(JSON.stringify(response)).not.toContain(other.slice("petstore_prod_".length, -20));
+    expect(response.headers["www-authenticate"]).toBe('Bearer realm="pets", error="invalid_token"');
   });
 
   it("answers 401 before looking at a malformed request or a missing pet", async () => {
@@ -173,6 +182,29 @@ describe("POST /pets", () => {
     );
   });
 
+  it("answers 415 to a body whose bytes are not UTF-8, and stores nothing", async () => {
+    const before = (await walk("/pets?limit=100")).flat();
+    const bytes = Buffer.concat([Buffer.from('{"name":"R'), Buffer.from([0xff]), Buffer.from('x","categoryId":1}')]);
+
+    const response = await fetchJson(`${api.baseUrl}/pets`, {
+      method: "POST",
+      headers: { ...auth(), "Content-Type": "application/json" },
+      body: new Uint8Array(bytes),
+    });
+
+    expectError(response, 415, "unsupported_media_type", "not valid UTF-8");
+    const after = (await walk("/pets?limit=100")).flat();
+    expect(after).toEqual(before);
+    expect(after.some((pet) => pet.name.includes("\ufffd"))).toBe(false);
+  });
+
+  it("stores U+FFFD sent as UTF-8, as any other character", async () => {
+    const response = await post({ name: "R\ufffdx", categoryId: 1 });
+
+    expect(response.status).toBe(201);
+    expect((response.json as Pet).name).toBe("R\ufffdx");
+  });
+
   it("answers 413 for a body over 16 KiB", async () => {
     const body = JSON.stringify({ name: "Rex", categoryId: 1, note: "n".repeat(17 * 1024) });
 
@@ -213,6 +245,17 @@ describe("GET /pets", () => {
     const name = query.split("=")[0] as string;
 
     expectError(await get(`/pets?${query}`), 400, "invalid_request", `${name}:`);
+  });
+
+  it.each([
+    ["05", "limit: must be written without leading zeros, e.g. 5"],
+    ["007", "limit: must be written without leading zeros, e.g. 7"],
+    ["00", "limit: must be an integer from 1 to 100, written without leading zeros"],
+  ])("refuses limit=%s, saying leading zeros are the reason", async (limit, message) => {
+    const response = await get(`/pets?limit=${limit}`);
+
+    expectError(response, 400, "invalid_request");
+    expect((response.json as { message: string }).message).toBe(message);
   });
 
   it("ignores unknown query parameters", async () => {
@@ -301,6 +344,13 @@ describe("GET /pets/{petId}", () => {
     expect(response.headers.sunset).toBeDefined();
   });
 
+  it("refuses an id written with leading zeros, saying so", async () => {
+    const response = await get("/pets/01");
+
+    expectError(response, 400, "invalid_request");
+    expect((response.json as { message: string }).message).toBe("petId: must be written without leading zeros, e.g. 1");
+  });
+
   it.each(["0", "-1", "abc", "1.5", "9007199254740992", "01", "1e3", "%20"])(
     "answers 400 for the id %s",
     async (petId) => {
@@ -335,6 +385,29 @@ describe("what the gateway answers itself", () => {
     const response = await post("x".repeat(2 * 1024 * 1024));
 
     expectError(response, 413, "payload_too_large");
+  });
+
+  it("answers a 20 MB body promptly with the API's own 413, naming its 16 KiB limit, without reading it all", async () => {
+    const apiAnswer = await post("x".repeat(MAX_BODY_BYTES + 1));
+    const { port } = new URL(api.baseUrl);
+    const socket = connect(Number(port), "127.0.0.1");
+    const startedAt = performance.now();
+    // 20 MB declared, but only a byte past where the server must stop reading is ever sent: an
+    // answer can only come if it stopped there.
+    socket.write(
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${20 * 1024 * 1024}\r\n\r\n`,
+    );
+    socket.write(Buffer.alloc(LOCAL_BODY_READ_LIMIT_BYTES + 1, 0x20));
+    let reply = "";
+    for await (const chunk of socket) reply += chunk;
+
+    const [head = "", body = ""] = reply.split("\r\n\r\n");
+    expect(head).toMatch(/^HTTP\/1\.1 413 /);
+    expect(JSON.parse(body)).toEqual(apiAnswer.json);
+    expect(JSON.parse(body).message).toContain(`${MAX_BODY_BYTES} bytes`);
+    expect(MAX_BODY_BYTES).toBe(16 * 1024);
+    expect(performance.now() - startedAt).toBeLessThan(5_000);
   });
 
   it.each([

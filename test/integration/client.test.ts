@@ -8,10 +8,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   createPetStoreClient,
   type DeprecationNotice,
+  PetStoreAbortError,
   PetStoreApiError,
   type PetStoreClientOptions,
   PetStoreNetworkError,
 } from "../../client/src/index";
+import { CLIENT_VERSION } from "../../client/src/version";
 import type { Pet } from "../../lib/contract/schemas";
 import type { LocalApi } from "../../local/server";
 import { bearer, fetchJson, issueTestKey, startTestApi } from "../support/api";
@@ -124,6 +126,36 @@ describe("the client against the local server", () => {
     expect(unauthorized).toMatchObject({ code: "unauthorized", status: 401, attempts: 1 });
   });
 
+  it("createWithResponse() answers X-Request-Id and Location, and replayed: true for a second create with the same key", async () => {
+    const { petStore } = client();
+    const newPet = { name: uniqueName("with-response"), categoryId: 4 };
+    const idempotencyKey = randomUUID();
+
+    const first = await petStore.pets.createWithResponse(newPet, { idempotencyKey });
+    const second = await petStore.pets.createWithResponse(newPet, { idempotencyKey });
+
+    expect(first.response).toEqual({
+      status: 201,
+      requestId: expect.stringMatching(/\S/),
+      location: `/v1/pets/${first.pet.id}`,
+      replayed: false,
+      idempotencyKey,
+      attempts: 1,
+    });
+    expect(second.pet).toEqual(first.pet);
+    expect(second.response).toMatchObject({ status: 201, location: `/v1/pets/${first.pet.id}`, replayed: true });
+    expect(second.response.requestId).not.toBe(first.response.requestId);
+    expect(await storedPets(newPet.name)).toEqual([first.pet]);
+  });
+
+  it("answers each page with its X-Request-Id", async () => {
+    const { petStore } = client();
+
+    const page = await petStore.pets.list({ limit: 1 });
+
+    expect(page.response).toEqual({ status: 200, requestId: expect.stringMatching(/\S/), attempts: 1 });
+  });
+
   it("warns once that getPet is deprecated, with the API's Sunset and successor", async () => {
     const { petStore, notices } = client();
     const pet = await petStore.pets.create({ name: uniqueName("deprecated"), categoryId: 1 });
@@ -201,6 +233,61 @@ describe("the client through a proxy that answers 503 and drops connections", ()
     expect(proxy.requests.map((request) => request.upstreamStatus)).toEqual([201, 201]);
     expect(proxy.requests[1]?.upstreamHeaders?.["idempotent-replayed"]).toBe("true");
     expect(await storedPets(name)).toEqual([pet]);
+  });
+
+  it("sends its own User-Agent through Node's fetch, which keeps it", async () => {
+    const { petStore } = client({ baseUrl: proxy.baseUrl });
+
+    await petStore.pets.list({ limit: 1 });
+
+    expect(proxy.requests[0]?.headers["user-agent"]).toBe(
+      `petstore-client/${CLIENT_VERSION} (node/${process.versions.node})`,
+    );
+  });
+
+  it("retries a create that meets a load balancer's 502 page, and makes one pet", async () => {
+    const faults = ["502", "forward"] as const;
+    proxy.plan((_request, index) => faults[index] ?? "forward");
+    const { petStore } = client({ baseUrl: proxy.baseUrl });
+    const name = uniqueName("bad-gateway");
+
+    const pet = await petStore.pets.create({ name, categoryId: 1 });
+
+    expect(proxy.requests.map((request) => request.fault)).toEqual(faults);
+    expect(await storedPets(name)).toEqual([pet]);
+  });
+
+  it("recovers a create whose answers were all lost with the key its PetStoreNetworkError carries", async () => {
+    proxy.plan(() => "dropAfterForwarding");
+    const { petStore } = client({ baseUrl: proxy.baseUrl, retry: { maxAttempts: 2, baseDelayMs: 10 } });
+    const newPet = { name: uniqueName("recovered"), categoryId: 1 };
+
+    const error = await petStore.pets.create(newPet).catch((e: unknown) => e);
+    proxy.plan(() => "forward");
+    if (!(error instanceof PetStoreNetworkError) || error.idempotencyKey === undefined) throw error;
+    const recovered = await petStore.pets.createWithResponse(newPet, { idempotencyKey: error.idempotencyKey });
+
+    expect(recovered.response.replayed).toBe(true);
+    expect(await storedPets(newPet.name)).toEqual([recovered.pet]);
+  });
+
+  it("rejects a create aborted after the server made the pet with a PetStoreAbortError whose key gets that pet back", async () => {
+    proxy.plan(() => "stallAfterForwarding");
+    const { petStore } = client({ baseUrl: proxy.baseUrl });
+    const newPet = { name: uniqueName("aborted"), categoryId: 1 };
+    const controller = new AbortController();
+
+    const pending = petStore.pets.create(newPet, { signal: controller.signal }).catch((e: unknown) => e);
+    await expect.poll(() => proxy.requests[0]?.upstreamStatus).toBe(201);
+    controller.abort();
+    const error = await pending;
+    proxy.plan(() => "forward");
+    if (!(error instanceof PetStoreAbortError) || error.idempotencyKey === undefined) throw error;
+    const recovered = await petStore.pets.createWithResponse(newPet, { idempotencyKey: error.idempotencyKey });
+
+    expect(error).toMatchObject({ attempts: 1, cause: { name: "AbortError" } });
+    expect(recovered.response.replayed).toBe(true);
+    expect(await storedPets(newPet.name)).toEqual([recovered.pet]);
   });
 
   it("retries a listing after a 503 and a dropped connection, but never a 400", async () => {

@@ -7,6 +7,7 @@
  * Runs per property: FC_RUNS (default kept small for `npm test`), e.g. `FC_RUNS=2000 npx vitest run
  * test/integration/hostileInput.test.ts`. A failure prints the seed and the shrunk input.
  */
+import { isUtf8 } from "node:buffer";
 import { connect } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,15 +22,15 @@ import { DynamoIdempotencyStore } from "../../lib/idempotency/dynamoStore";
 import { createTelemetry } from "../../lib/observability/telemetry";
 import { routes } from "../../lib/routes";
 import { runtimeDependencies, runtimeTable } from "../../lib/runtime";
-import { type LocalApi, startLocalApi } from "../../local/server";
+import { LOCAL_BODY_READ_LIMIT_BYTES, type LocalApi, startLocalApi } from "../../local/server";
 import { invoke, issueTestKey, type TestRequest, type TestResponse } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
 
 const RUNS = Math.max(1, Number(process.env.FC_RUNS) || 100);
 const HTTP_RUNS = Math.max(1, Math.ceil(RUNS / 3));
 const MAX_ID = Number.MAX_SAFE_INTEGER;
-/** The local gateway refuses bodies above this before any handler runs (as API Gateway does at 10 MB). */
-const GATEWAY_MAX_BODY_BYTES = 1024 * 1024;
+/** The local gateway stops reading bodies above this and answers 413 before any handler runs. */
+const GATEWAY_MAX_BODY_BYTES = LOCAL_BODY_READ_LIMIT_BYTES;
 
 // ---------------------------------------------------------------------------------------------
 // The oracle: what the contract (seed + API-DECISIONS + README) says a request must get.
@@ -94,11 +95,20 @@ function isJsonMediaType(contentType: string | undefined): boolean {
   });
 }
 
-/** POST /pets in order: authentication, then size, then media type, then the body itself. */
-function judgeCreate(authorized: boolean, body: string, contentType: string | undefined): Verdict {
+/**
+ * POST /pets in order: authentication, then size, then media type, then encoding (bytes that are
+ * not UTF-8 are a 415), then the body itself.
+ */
+function judgeCreate(
+  authorized: boolean,
+  body: string,
+  contentType: string | undefined,
+  { validUtf8 = true, bytes = Buffer.byteLength(body, "utf8") } = {},
+): Verdict {
   if (!authorized) return { kind: "error", status: 401 };
-  if (Buffer.byteLength(body, "utf8") > MAX_BODY_BYTES) return { kind: "error", status: 413 };
+  if (bytes > MAX_BODY_BYTES) return { kind: "error", status: 413 };
   if (!isJsonMediaType(contentType)) return { kind: "error", status: 415 };
+  if (!validUtf8) return { kind: "error", status: 415 };
   return judgeNewPetText(body);
 }
 
@@ -938,7 +948,6 @@ describe("hostile input over HTTP to the local server", () => {
         const answer = asResponse(await rawRequest(api.port, httpRequest("POST", "/v1/pets", headers, body)));
 
         expectWellFormedAnswer(answer);
-        // What the handler sees: the bytes read as UTF-8, as API Gateway passes them on.
         const text = body.toString("utf8");
         // Control characters end or corrupt the header line: the request is not the one generated.
         if (header !== undefined && hasControlCharacter(header)) return;
@@ -950,7 +959,7 @@ describe("hostile input over HTTP to the local server", () => {
           expect(answer.status).toBe(413);
           return;
         }
-        const verdict = judgeCreate(authorized, text, type?.trim());
+        const verdict = judgeCreate(authorized, text, type?.trim(), { validUtf8: isUtf8(body), bytes: body.length });
         if (verdict.kind === "created") {
           recordCreated(answer, verdict.pet);
         } else {

@@ -31,12 +31,13 @@ function keys(args: string[], cwd: string, env: Record<string, string> = {}) {
   });
 }
 
+/** npm start -- --dynamodb-port N: nothing in the environment of `npm run keys` names that port. */
 async function startNpmStart(cwd: string, dynamoPort: number) {
-  const server = runScript(MAIN, [], {
+  const server = runScript(MAIN, ["--dynamodb-port", String(dynamoPort)], {
     cwd,
     env: {
       PORT: String(await freePort()),
-      DYNAMODB_PORT: String(dynamoPort),
+      DYNAMODB_PORT: "",
       DYNAMODB_ENDPOINT: "",
       PETS_TABLE_NAME: "",
       PETSTORE_API_KEY: "",
@@ -100,18 +101,20 @@ describe("npm run keys and a running npm start", () => {
     expect(response.status).toBe(200);
   });
 
-  it("names the DYNAMODB_PORT of this folder's npm start when run with another, and writes nothing", async () => {
-    const otherPort = await freePort();
+  it.each([
+    ["another DYNAMODB_PORT", async () => ({ DYNAMODB_PORT: String(await freePort()) })],
+    ["no DYNAMODB_PORT (npm start was given --dynamodb-port)", async () => ({})],
+  ])("uses this folder's npm start found by its note, with %s, and says which on stderr", async (_, envOf) => {
+    const created = await keys(["create", "--name", "found by its note", "--quiet"], folder, await envOf());
+    const [notice, key = ""] = created.output.trim().split("\n");
 
-    const result = await keys(["create", "--name", "wrong port"], folder, { DYNAMODB_PORT: String(otherPort) });
-
-    expect(result.code).toBe(1);
-    expect(result.output.trim()).toMatch(
-      new RegExp(
-        `^keys: this folder's npm start \\(pid \\d+\\) holds .data/dynamodb with its DynamoDB on port ${dynamoPort}, not ${otherPort}: run with DYNAMODB_PORT=${dynamoPort}\\.$`,
-      ),
+    expect(created.code).toBe(0);
+    expect(notice).toMatch(
+      new RegExp(`^keys: using this folder's npm start \\(pid \\d+\\), whose DynamoDB is on port ${dynamoPort}\\.$`),
     );
-    expect(await namesInNpmStart()).not.toContain("wrong port");
+    expect(key).toMatch(KEY_LINE);
+    const response = await fetchJson(`${running.baseUrl}/pets`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(response.status).toBe(200);
   });
 
   it("leaves another folder's npm start on the port alone, and uses that folder's own data", async () => {
@@ -196,7 +199,7 @@ describe("npm run keys with DYNAMODB_ENDPOINT", () => {
 
     expect(result.code).toBe(1);
     expect(result.output.trim()).toBe(
-      `keys: cannot reach http://127.0.0.1:${port} (ECONNREFUSED); check DYNAMODB_ENDPOINT.`,
+      `keys: cannot reach http://127.0.0.1:${port} (ECONNREFUSED); start the DynamoDB there, or correct or unset DYNAMODB_ENDPOINT.`,
     );
   });
 

@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient, ListTablesCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { generateApiKey, issueApiKey } from "../../lib/auth/apiKeys";
@@ -61,6 +61,19 @@ async function scanKeys(dynamoPort: string) {
     new ScanCommand({ TableName: LOCAL_TABLE_NAME }),
   );
   return (items.Items ?? []).filter((item) => item.keyId !== undefined);
+}
+
+/** A port p such that p and p + 1 are both free. */
+async function adjacentFreePorts(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const next = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      next.once("error", () => resolve(false));
+      next.listen(port + 1, "127.0.0.1", () => next.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
 }
 
 async function stop(server: RunningProcess): Promise<number | null> {
@@ -231,17 +244,25 @@ describe("npm start", () => {
     );
   });
 
-  it("says when the other npm start also holds its ports, and suggests other ports with its own data, not --in-memory alone", async () => {
+  it("says when the other npm start also holds its ports, and suggests free ports with its own data (never the other's DynamoDB port), which start", async () => {
     const cwd = tempFolder();
-    const taken = await ports();
+    // The DynamoDB port right after the API's: a suggestion of "API port + 1" would be the other's DynamoDB.
+    const apiPort = await adjacentFreePorts();
+    const taken = { PORT: String(apiPort), DYNAMODB_PORT: String(apiPort + 1) };
     await start(cwd, taken);
 
     const result = await runToEnd(MAIN, [], { cwd, env: { ...CLEAN_LOCAL_SERVER_ENV, ...taken } });
+    const suggestion = new RegExp(
+      `^npm start: The data folder ${LOCAL_DATA_DIR} is in use by another npm start \\(or npm run keys\\), and so are ports ${apiPort} and ${apiPort + 1}; stop it, or start this one on other ports with its own data: npm start -- (--in-memory --port (\\d+) --dynamodb-port (\\d+))$`,
+    ).exec(result.output.trim());
+    const [, args = "", suggestedApi, suggestedDynamo] = suggestion ?? [];
 
     expect(result.code).toBe(1);
-    expect(result.output.trim()).toBe(
-      `npm start: The data folder ${LOCAL_DATA_DIR} is in use by another npm start (or npm run keys), and so are ports ${taken.PORT} and ${taken.DYNAMODB_PORT}; stop it, or start this one on other ports with its own data: DYNAMODB_PORT=${Number(taken.DYNAMODB_PORT) + 1} npm start -- --in-memory --port ${Number(taken.PORT) + 1}`,
-    );
+    expect(suggestion, result.output).not.toBeNull();
+    expect([apiPort, apiPort + 1]).not.toContain(Number(suggestedApi));
+    expect([apiPort, apiPort + 1, Number(suggestedApi)]).not.toContain(Number(suggestedDynamo));
+    const suggested = await start(cwd, taken, args.split(" "));
+    expect(suggested.baseUrl).toBe(`http://127.0.0.1:${suggestedApi}/v1`);
   });
 
   it.each([["--help"], ["-h"]])("prints every option and setting for %s, and exits 0", async (flag) => {
@@ -413,5 +434,47 @@ describe("npm start on a terminal", () => {
     } finally {
       if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
     }
+  });
+});
+
+describe("npm start's DynamoDB", () => {
+  it("listens on the port --dynamodb-port names, which the banner shows as its endpoint", async () => {
+    const dynamoPort = await freePort();
+
+    const { server } = await start(tempFolder(), { PORT: String(await freePort()) }, [
+      "--in-memory",
+      "--dynamodb-port",
+      String(dynamoPort),
+    ]);
+    const endpoint = `http://127.0.0.1:${dynamoPort}`;
+    const { TableNames } = await localClient(endpoint).send(new ListTablesCommand({}));
+
+    expect(server.output()).toContain(
+      `DynamoDB: embedded dynalite, in memory (table ${LOCAL_TABLE_NAME}) at ${endpoint}\n`,
+    );
+    expect(TableNames).toContain(LOCAL_TABLE_NAME);
+  });
+
+  it.each([
+    [
+      "a port nothing listens on",
+      async () => `http://127.0.0.1:${await freePort()}`,
+      "cannot reach {} (ECONNREFUSED); start the DynamoDB there, or correct DYNAMODB_ENDPOINT (unset, npm start runs its own).",
+    ],
+    [
+      "an unknown host",
+      async () => "http://petstore-dynamodb.invalid:8000",
+      "cannot reach {} (ENOTFOUND); start the DynamoDB there, or correct DYNAMODB_ENDPOINT (unset, npm start runs its own).",
+    ],
+  ])("says in one line what to do when DYNAMODB_ENDPOINT names %s, and exits 1", async (_, endpointOf, message) => {
+    const endpoint = await endpointOf();
+
+    const result = await runToEnd(MAIN, ["--in-memory"], {
+      cwd: tempFolder(),
+      env: { ...CLEAN_LOCAL_SERVER_ENV, PORT: String(await freePort()), DYNAMODB_ENDPOINT: endpoint },
+    });
+
+    expect(result.code).toBe(1);
+    expect(result.output.trim()).toBe(`npm start: ${message.replace("{}", endpoint)}`);
   });
 });

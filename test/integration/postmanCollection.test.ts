@@ -1,10 +1,12 @@
 /**
- * The served OpenAPI document works in Postman as is: converted by openapi-to-postmanv2 (what
- * Postman's importer runs) and run by newman against `npm start`, with nothing set but what a user
- * sets (the base URL and the bearer token), every request gets the status the document gives it.
- * Also what a browser gets: no CORS, and a preflight answered 405.
+ * The served OpenAPI document works in Postman as docs/api.md ("The OpenAPI document") says to
+ * import it: converted by openapi-to-postmanv2 (what Postman's importer runs) with the import
+ * settings the page names, and run by newman against `npm start`, with nothing set but what a user
+ * sets (the base URL and the bearer token), every request gets the status the document gives it,
+ * run after run. Postman's default settings do not work, as the page says. Also what a browser
+ * gets: no CORS, and a preflight answered 405.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import newman, { type NewmanRunSummary } from "newman";
@@ -44,10 +46,28 @@ afterAll(async () => {
   if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
-/** The collection Postman's importer makes of `document` (openapi-to-postmanv2, values from the examples). */
-function postmanCollection(source: OpenApiDocument): Promise<object> {
+/** Postman's import settings, by the names openapi-to-postmanv2 gives them (its `lib/options.js`). */
+interface ImportSettings {
+  /** "Parameter generation": Postman's default is `Schema`. */
+  readonly parametersResolution?: "Example" | "Schema";
+  /** "Enable optional parameters": on by default. */
+  readonly enableOptionalParameters?: boolean;
+}
+
+/** The import settings docs/api.md tells a user to choose (its words are checked below). */
+const DOCUMENTED_SETTINGS: ImportSettings = { parametersResolution: "Example", enableOptionalParameters: false };
+
+/** docs/api.md's "The OpenAPI document" section, where the Postman advice is. */
+function documentSection(): string {
+  const guide = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8");
+  const start = guide.indexOf("## The OpenAPI document");
+  return guide.slice(start, guide.indexOf("\n## ", start + 1));
+}
+
+/** The collection Postman's importer makes of `document` with these settings (openapi-to-postmanv2). */
+function postmanCollection(source: OpenApiDocument, settings: ImportSettings): Promise<object> {
   return new Promise((resolve, reject) => {
-    convertV2({ type: "json", data: source }, { parametersResolution: "Example" }, (error, result) => {
+    convertV2({ type: "json", data: source }, settings, (error, result) => {
       if (error) return reject(error);
       const collection = result?.result ? result.output?.[0]?.data : undefined;
       if (!collection) return reject(new Error(`conversion failed: ${result?.reason}`));
@@ -83,29 +103,103 @@ function documentedSuccess(method: string, path: string): { operation: string; s
   throw new Error(`${method} ${path} is not in the document`);
 }
 
+/** One run of a collection: each request's operation, documented and received status, what it sent and got. */
+async function runOnce(collection: object) {
+  const summary = await runCollection(collection, { baseUrl, bearerToken: key });
+  expect(summary.run.failures).toEqual([]);
+  return summary.run.executions.map((execution) => {
+    const path = `/${execution.request.url.path?.join("/") ?? ""}`;
+    return {
+      ...documentedSuccess(execution.request.method, path),
+      got: execution.response?.code,
+      /** The query string and headers (names in lower case) as sent: unticked parameters are not. */
+      query: execution.request.url.getQueryString(),
+      headers: execution.request.headers.toObject(true) as Record<string, string>,
+      body: JSON.parse(execution.response?.text() ?? "null") as unknown,
+    };
+  });
+}
+
+/** A collection's folder or request, as far as the tests read it. */
+interface CollectionItem {
+  readonly item?: CollectionItem[];
+  readonly request: { header?: { key: string; value: string; disabled?: boolean }[] };
+}
+
+/** The requests of a collection, folders flattened. */
+function requestsOf(collection: object): CollectionItem[] {
+  const flatten = (items: CollectionItem[]): CollectionItem[] =>
+    items.flatMap((item) => (item.item ? flatten(item.item) : [item]));
+  return flatten((collection as { item: CollectionItem[] }).item);
+}
+
 describe("the OpenAPI document in Postman", () => {
-  it("runs every operation, as converted, with its documented status and the example's values", async () => {
-    const collection = await postmanCollection(document);
-    const summary = await runCollection(collection, { baseUrl, bearerToken: key });
+  it("is imported as docs/api.md says: Parameter generation Example, optional parameters off", () => {
+    expect(documentSection()).toContain("**Parameter generation: Example**");
+    expect(documentSection()).toContain("**Enable optional parameters** off");
+  });
 
-    const answers = summary.run.executions.map((execution) => {
-      const path = `/${execution.request.url.path?.join("/") ?? ""}`;
-      return {
-        ...documentedSuccess(execution.request.method, path),
-        got: execution.response?.code,
-        body: JSON.parse(execution.response?.text() ?? "null") as unknown,
-      };
-    });
+  it("runs, so imported, every operation with its documented status, again and again, from the first page", async () => {
+    const collection = await postmanCollection(document, DOCUMENTED_SETTINGS);
 
-    expect(summary.run.failures).toEqual([]);
-    expect(answers.map(({ operation, status, got }) => ({ operation, status, got }))).toEqual([
-      { operation: "listPets", status: 200, got: 200 },
-      { operation: "createPet", status: 201, got: 201 },
-      { operation: "getPet", status: 200, got: 200 },
+    const first = await runOnce(collection);
+    const second = await runOnce(collection);
+
+    for (const run of [first, second]) {
+      expect(run.map(({ operation, status, got }) => ({ operation, status, got }))).toEqual([
+        { operation: "listPets", status: 200, got: 200 },
+        { operation: "createPet", status: 201, got: 201 },
+        { operation: "getPet", status: 200, got: 200 },
+      ]);
+    }
+    // The list sends no cursor (nor limit, nor status): the second run's lists the first run's pet,
+    // which the example cursor (the page after it) would skip.
+    expect([first[0]?.query, second[0]?.query]).toEqual(["", ""]);
+    expect(second[0]?.body).toEqual([petExample]);
+    // Each create sends the request body example and no Idempotency-Key, so each adds a pet.
+    expect(Object.keys(first[1]?.headers ?? {})).toContain("authorization");
+    expect(Object.keys(first[1]?.headers ?? {})).not.toContain("idempotency-key");
+    expect(first[1]?.body).toEqual(petExample);
+    expect(second[1]?.body).toEqual({ ...petExample, id: petExample.id + 1 });
+    // The example id is the pet the first create made.
+    expect(first[2]?.body).toEqual(petExample);
+  });
+
+  it("adds a pet per create with Idempotency-Key ticked and set to {{$guid}}, as docs/api.md says", async () => {
+    expect(documentSection()).toContain("`Idempotency-Key` and set it to `{{$guid}}`");
+    const collection = await postmanCollection(document, DOCUMENTED_SETTINGS);
+    for (const { request } of requestsOf(collection)) {
+      for (const header of request.header ?? []) {
+        if (header.key === "Idempotency-Key") Object.assign(header, { value: "{{$guid}}", disabled: false });
+      }
+    }
+
+    const creates = [(await runOnce(collection))[1], (await runOnce(collection))[1]];
+
+    const keys = creates.map((create) => create?.headers["idempotency-key"]);
+    expect(keys).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+    expect(keys[0]).not.toBe(keys[1]);
+    expect(new Set(creates.map((create) => (create?.body as { id?: number } | undefined)?.id)).size).toBe(2);
+  });
+
+  it("gets 400 for every request with Postman's defaults (Parameter generation: Schema), as docs/api.md says", async () => {
+    expect(documentSection()).toContain("**Parameter generation: Schema**");
+    const collection = await postmanCollection(document, {});
+
+    const run = await runOnce(collection);
+
+    expect(run.map(({ operation, got, body }) => ({ operation, got, code: (body as { code: string }).code }))).toEqual([
+      { operation: "listPets", got: 400, code: "invalid_request" },
+      { operation: "createPet", got: 400, code: "invalid_request" },
+      { operation: "getPet", got: 400, code: "invalid_request" },
     ]);
-    // The create sent the request body example, and the example id is the pet it made.
-    expect(answers[1]?.body).toEqual(petExample);
-    expect(answers[2]?.body).toEqual(petExample);
+    // Type placeholders, not values: the list's cursor, the new pet's categoryId, the petId.
+    expect(run[0]?.query).toContain(`cursor=${encodeURIComponent("<string>")}`);
+    expect(run.map(({ body }) => (body as { message: string }).message)).toEqual([
+      expect.stringMatching(/^cursor: /),
+      expect.stringMatching(/categoryId/),
+      expect.stringMatching(/^petId: /),
+    ]);
   });
 });
 

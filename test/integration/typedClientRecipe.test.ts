@@ -1,8 +1,11 @@
 /**
- * The typed-client recipe of docs/api.md, run: its client, as the page gives it, against the local
- * server. (test/unit/typedClient.test.ts type-checks it in a fresh project.)
+ * The typed-client recipe of docs/api.md ("Generating a client"), done as a reader does it: in a
+ * new npm project outside this repository, the page's commands run as written (only the document's
+ * URL is this test's local server), with exactly the package versions the page pins installed from
+ * the npm registry; then the page's client, as `src/client.ts`, type-checked by that project's own
+ * `tsc` and run against the local server. If this test fails, the recipe no longer works as written.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -11,10 +14,45 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pet } from "../../lib/contract/schemas";
 import type { LocalApi } from "../../local/server";
 import { fetchJson, issueTestKey, startTestApi } from "../support/api";
+import { newRegistryProject, type RegistryProject } from "../support/registryProject";
 
+/** The recipe as docs/api.md gives it: its shell commands and its client. */
 const guide = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8");
-const clientBlock = /```ts\n([\s\S]*?)```/.exec(guide.slice(guide.indexOf("## Generating a client")));
-if (!clientBlock?.[1]) throw new Error("docs/api.md has no client block");
+const recipe = guide.slice(guide.indexOf("## Generating a client"));
+const shellBlock = /```sh\n([\s\S]*?)```/.exec(recipe)?.[1];
+const clientBlock = /```ts\n([\s\S]*?)```/.exec(recipe)?.[1];
+if (!shellBlock || !clientBlock) throw new Error("docs/api.md has no shell or client block in Generating a client");
+const client = clientBlock;
+
+/** Each command of the shell block (lines, and the parts of a line joined by `&&`), as words. */
+const commands = shellBlock
+  .trim()
+  .split("\n")
+  .flatMap((line) => line.split(" && "))
+  .map((command) => command.trim().split(/\s+/));
+
+/** The packages the recipe installs, as it names them (`name@version`). */
+const installCommand = commands.find((words) => words[0] === "npm" && words[1] === "install");
+const installed = installCommand?.slice(2).filter((word) => !word.startsWith("-")) ?? [];
+
+/** `npx openapi-typescript <document URL> <flags> -o <file>`, as the page writes it. */
+const generateCommand = commands.find((words) => words[0] === "npx" && words[1] === "openapi-typescript");
+const typesFile = generateCommand?.[generateCommand.indexOf("-o") + 1];
+
+/** Uses that the types must refuse: proof that they are not `any`. */
+const misuse = `import { petStore } from "./client.js";
+
+const api = petStore("http://127.0.0.1:3000/v1", "key");
+// @ts-expect-error status is available, pending or sold
+void api.create({ name: "Rex", categoryId: 1, status: "lost" });
+// @ts-expect-error categoryId is required
+void api.create({ name: "Rex" });
+// @ts-expect-error limit is a number
+void api.list({ limit: "20" });
+// @ts-expect-error a Pet's id is a number
+const id: string = (await api.get(1)).id;
+void id;
+`;
 
 interface RecipeError extends Error {
   readonly code: string;
@@ -29,28 +67,119 @@ interface Recipe {
 
 let api: LocalApi;
 let key: string;
+let project: RegistryProject;
+let documentUrl: string;
+/** `tsc`'s errors in the project set up as the page says, and with the types generated without its flags. */
+let recipeErrors: string[];
+let withoutFlagsErrors: string[];
 let folder: string;
-let recipe: Recipe;
+let recipeModule: Recipe;
 
+/** Runs one command of the recipe in the project: installs through the registry helper, the rest as written. */
+async function runRecipeCommand([command, ...args]: readonly string[]): Promise<void> {
+  // newRegistryProject has run it.
+  if (command === "npm" && args.join(" ") === "init -y") return;
+  if (command === "npm" && args[0] === "install") {
+    await project.install(installed, { dev: args.includes("--save-dev") });
+    return;
+  }
+  // The document's URL is this test's server (the page's is npm start's default address).
+  await project.run(
+    command as string,
+    args.map((arg) => (/^https?:\/\//.test(arg) ? documentUrl : arg)),
+  );
+}
+
+/** The project's own `tsc` over the project (the tsconfig.json `tsc --init` wrote): its error lines. */
+async function typeCheck(): Promise<string[]> {
+  try {
+    await project.run("npx", ["tsc", "--noEmit"]);
+    return [];
+  } catch (error) {
+    return String((error as Error).message)
+      .split("\n")
+      .filter((line) => line.includes("error TS"));
+  }
+}
+
+// Installing from the registry (npm's cache first), generating and type-checking take a while.
 beforeAll(async () => {
   api = await startTestApi();
   key = (await issueTestKey("typed client recipe")).key;
-  folder = mkdtempSync(join(tmpdir(), "petstore-recipe-"));
-  // Types only erased, as tsc would emit it for an ES module package.
-  const { outputText } = ts.transpileModule(clientBlock[1] as string, {
+  documentUrl = `${new URL(api.baseUrl).origin}/openapi.json`;
+  project = await newRegistryProject("petstore-recipe");
+  for (const command of commands) await runRecipeCommand(command);
+  writeFileSync(join(project.dir, "src", "client.ts"), client);
+  writeFileSync(join(project.dir, "src", "misuse.ts"), misuse);
+  recipeErrors = await typeCheck();
+
+  // The same client against types generated without the page's flags.
+  unlinkSync(join(project.dir, "src", "misuse.ts"));
+  await project.run("npx", ["openapi-typescript", documentUrl, "-o", typesFile as string]);
+  withoutFlagsErrors = await typeCheck();
+
+  // The client run as tsc would emit it for an ES module package: types only erased.
+  folder = mkdtempSync(join(tmpdir(), "petstore-recipe-run-"));
+  const { outputText } = ts.transpileModule(client, {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
   });
   writeFileSync(join(folder, "client.mjs"), outputText);
-  recipe = (await import(pathToFileURL(join(folder, "client.mjs")).href)) as Recipe;
-});
+  recipeModule = (await import(pathToFileURL(join(folder, "client.mjs")).href)) as Recipe;
+}, 240_000);
 afterAll(async () => {
   await api?.close();
+  project?.remove();
   if (folder) rmSync(folder, { recursive: true, force: true });
+});
+
+describe("the typed-client recipe, in a new project outside the repository", () => {
+  it("pins an exact version of every package it installs, TypeScript 5 among them", () => {
+    expect(installed.map((spec) => spec.replace(/@\d+\.\d+\.\d+$/, "@<exact>"))).toEqual([
+      "typescript@<exact>",
+      "openapi-typescript@<exact>",
+    ]);
+    expect(installed[0]).toMatch(/^typescript@5\./);
+  });
+
+  it("sets up an ES module package with the tsconfig.json of tsc --init, and generates the types with its flag", () => {
+    expect(commands.map((words) => words.slice(0, 2).join(" "))).toEqual([
+      "npm init",
+      "npm pkg",
+      "npm install",
+      "npx tsc",
+      "npx openapi-typescript",
+    ]);
+    expect(commands[1]).toEqual(["npm", "pkg", "set", "type=module"]);
+    expect(commands[3]).toEqual(["npx", "tsc", "--init"]);
+    expect(generateCommand?.slice(3)).toEqual(["--default-non-nullable=false", "-o", "src/petstore.d.ts"]);
+  });
+
+  it("installs the pinned versions, whose openapi-typescript generates the types", () => {
+    const versions = installed.map((spec) => {
+      const name = spec.slice(0, spec.lastIndexOf("@"));
+      return `${name}@${JSON.parse(readFileSync(join(project.dir, "node_modules", name, "package.json"), "utf8")).version}`;
+    });
+
+    expect(versions).toEqual(installed);
+    expect(readFileSync(join(project.dir, typesFile as string), "utf8")).toContain('"/pets/{petId}"');
+  });
+
+  it("type-checks the client with the project's tsc, and refuses wrong uses", () => {
+    expect(recipeErrors).toEqual([]);
+  });
+
+  it("needs --default-non-nullable=false: without it, a create without a status does not type-check", () => {
+    expect(withoutFlagsErrors).not.toEqual([]);
+    // Each a create without `status`, refused because the generated body type requires it.
+    const statusRequired =
+      /^src\/client\.ts\(.*'\{ name: string; categoryId: number; \}' is not assignable to .*status: /;
+    expect(withoutFlagsErrors.filter((error) => !statusRequired.test(error))).toEqual([]);
+  });
 });
 
 describe("the typed-client recipe, run against the local server", () => {
   it("sends Idempotency-Key with a create, so its retry answers the same pet and stores one", async () => {
-    const result = await recipe.example(api.baseUrl, key);
+    const result = await recipeModule.example(api.baseUrl, key);
     const listed = await fetchJson(`${api.baseUrl}/pets?limit=100`, { headers: { Authorization: `Bearer ${key}` } });
 
     expect(result).toEqual({ sameId: true, names: expect.arrayContaining(["Rex"]), status: "available" });
@@ -58,12 +187,12 @@ describe("the typed-client recipe, run against the local server", () => {
   });
 
   it("throws one error carrying the code, the status and the X-Request-Id", async () => {
-    const failure = await recipe
+    const failure = await recipeModule
       .petStore(api.baseUrl, `${key}x`)
       .list()
       .catch((error: unknown) => error);
 
-    expect(failure).toBeInstanceOf(recipe.PetStoreError);
+    expect(failure).toBeInstanceOf(recipeModule.PetStoreError);
     expect(failure).toMatchObject({ code: "unauthorized", status: 401, requestId: expect.any(String) });
   });
 });

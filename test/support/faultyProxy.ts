@@ -1,8 +1,9 @@
 /**
  * A local HTTP proxy in front of the API that misbehaves on the requests a test chooses, the way
- * networks and load balancers do: it answers 503 itself, drops the connection before forwarding,
- * or forwards the request and then drops the connection or stalls instead of passing the answer
- * on (the server did the work, the client saw a network error or no answer at all).
+ * networks and load balancers do: it answers 503 itself (or 502 with an HTML page), drops the
+ * connection before forwarding, or forwards the request and then drops the connection or stalls
+ * instead of passing the answer on (the server did the work, the client saw a network error or no
+ * answer at all).
  */
 import { createServer, request as forward, type IncomingMessage, type ServerResponse } from "node:http";
 import { listen } from "../../local/listen";
@@ -12,6 +13,8 @@ export type Fault =
   | "forward"
   /** Answer 503 with the API's error body and `Retry-After: 0`, without forwarding. */
   | "503"
+  /** Answer 502 with an HTML page (a load balancer's "Bad gateway"), without forwarding. */
+  | "502"
   /** Close the connection without forwarding. */
   | "drop"
   /** Forward, wait for the whole answer, then close the connection without passing it on. */
@@ -45,6 +48,8 @@ const UNAVAILABLE = JSON.stringify({
   message: "The service is briefly unavailable; retry later.",
   status: 503,
 });
+
+const BAD_GATEWAY_PAGE = "<html><head><title>502 Bad Gateway</title></head><body>Bad gateway</body></html>";
 
 /** Forwards `request` (with `body`) to `target` and resolves with the whole answer. */
 function send(target: URL, request: IncomingMessage, body: Buffer) {
@@ -85,6 +90,11 @@ export async function startFaultyProxy(apiBaseUrl: string): Promise<FaultyProxy>
     if (fault === "drop") {
       requests.push(seen);
       request.socket.destroy();
+      return;
+    }
+    if (fault === "502") {
+      requests.push(seen);
+      response.writeHead(502, { "Content-Type": "text/html" }).end(BAD_GATEWAY_PAGE);
       return;
     }
     if (fault === "503") {

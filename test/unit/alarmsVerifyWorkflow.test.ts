@@ -61,6 +61,6 @@ describe("deploy-stage.yml proves alarm delivery after each deploy", () => {
       scripts: Record<string, string>;
     };
 
-    expect(scripts["alarms:verify"]).toBe("tsx scripts/alarmsVerify/main.ts");
+    expect(scripts["alarms:verify"]).toBe("node scripts/requireNode.mjs && tsx scripts/alarmsVerify/main.ts");
   });
 });

@@ -7,8 +7,10 @@ import {
   hasApiKeyShape,
   hashApiKey,
   issueApiKey,
+  stageOfKey,
 } from "../../lib/auth/apiKeys";
 import { createApiKeyVerifier, KEY_CACHE_TTL_MS } from "../../lib/auth/verifier";
+import { stages } from "../../lib/config";
 
 class MemoryKeyStore implements ApiKeyStore {
   readonly records = new Map<string, ApiKeyRecord>();
@@ -56,6 +58,15 @@ describe("API key format", () => {
     expect(hasApiKeyShape(key, "staging")).toBe(false);
     expect(hasApiKeyShape(`${key}x`, "prod")).toBe(false);
     expect(hasApiKeyShape(`${key.slice(0, -1)}!`, "prod")).toBe(false);
+  });
+
+  it("tells which environment a well-formed key is for, and nothing for anything else", () => {
+    for (const stage of stages) expect(stageOfKey(generateApiKey(stage))).toBe(stage);
+    const key = generateApiKey("staging");
+    expect(stageOfKey(`${key}x`)).toBeUndefined();
+    expect(stageOfKey(key.slice(0, -1))).toBeUndefined();
+    expect(stageOfKey(`petstore_qa_${key.slice(-43)}`)).toBeUndefined();
+    expect(stageOfKey(`${key}\n`)).toBeUndefined();
   });
 
   it("is stored only as its SHA-256 hash", async () => {

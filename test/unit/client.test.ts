@@ -1,6 +1,7 @@
 /**
  * The client package's own logic with a scripted `fetch` (no server): which answers are retried,
- * how long it waits, what it sends on each attempt, paging, errors and the deprecation notice.
+ * how long it waits, what it sends on each attempt, paging, errors, what a call answers besides the
+ * body, and the deprecation notice.
  * test/integration/client.test.ts runs it against the local server and through a faulty proxy.
  */
 
@@ -8,12 +9,14 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   createPetStoreClient,
   type DeprecationNotice,
+  PetStoreAbortError,
   PetStoreApiError,
   type PetStoreClientOptions,
   PetStoreNetworkError,
 } from "../../client/src/index";
 import { linkTarget } from "../../client/src/links";
 import { backoffDelayMs, DEFAULT_RETRY, parseRetryAfter } from "../../client/src/retry";
+import { CLIENT_VERSION, userAgent } from "../../client/src/version";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 
 const BASE_URL = "https://api.example.test/v1";
@@ -34,6 +37,14 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 
 function apiError(status: number, code: string, headers: Record<string, string> = {}): Response {
   return json(status, { code, message: `${code} happened`, status }, headers);
+}
+
+/** What a proxy in front of the API answers: an HTML page, no X-Request-Id. */
+function htmlPage(status: number): Response {
+  return new Response("<html><body>Bad gateway</body></html>", {
+    status,
+    headers: { "Content-Type": "text/html; charset=utf-8" },
+  });
 }
 
 /** What `fetch` throws when the connection is reset: a TypeError whose cause is the socket error. */
@@ -142,6 +153,18 @@ describe("pets.create", () => {
     expect(new Set(keys).size).toBe(3);
   });
 
+  it("sends User-Agent petstore-client/<version> (node/<version>) on every request", async () => {
+    const { client, sent } = clientWith([json(201, rex), json(200, [rex])]);
+
+    await client.pets.create({ name: "Rex", categoryId: 1 });
+    await client.pets.list();
+
+    expect(sent.map((request) => request.headers.get("User-Agent"))).toEqual([
+      `petstore-client/${CLIENT_VERSION} (node/${process.versions.node})`,
+      `petstore-client/${CLIENT_VERSION} (node/${process.versions.node})`,
+    ]);
+  });
+
   it("retries a 409 idempotency_key_in_progress (its own earlier attempt still running) and gets the replay", async () => {
     const { client, sent } = clientWith([
       apiError(409, "idempotency_key_in_progress", { "Retry-After": "0" }),
@@ -150,6 +173,46 @@ describe("pets.create", () => {
 
     expect(await client.pets.create({ name: "Rex", categoryId: 1 })).toEqual(rex);
     expect(sent).toHaveLength(2);
+  });
+});
+
+describe("what a call answers besides the body", () => {
+  it("createWithResponse() answers the pet, X-Request-Id, Location, the key and the attempts", async () => {
+    const { client } = clientWith([
+      apiError(503, "service_unavailable", { "Retry-After": "0" }),
+      json(201, rex, { Location: "/v1/pets/7", "X-Request-Id": "req-created" }),
+    ]);
+
+    const created = await client.pets.createWithResponse({ name: "Rex", categoryId: 1 }, { idempotencyKey: "order-3" });
+
+    expect(created).toEqual({
+      pet: rex,
+      response: {
+        status: 201,
+        requestId: "req-created",
+        location: "/v1/pets/7",
+        replayed: false,
+        idempotencyKey: "order-3",
+        attempts: 2,
+      },
+    });
+  });
+
+  it("createWithResponse() says replayed when the API sends Idempotent-Replayed: true", async () => {
+    const { client, sent } = clientWith([json(201, rex, { Location: "/v1/pets/7", "Idempotent-Replayed": "true" })]);
+
+    const { response } = await client.pets.createWithResponse({ name: "Rex", categoryId: 1 });
+
+    expect(response.replayed).toBe(true);
+    expect(response.idempotencyKey).toBe(sent[0]?.headers.get("Idempotency-Key"));
+  });
+
+  it("list() answers each page's status, X-Request-Id and attempts", async () => {
+    const { client } = clientWith([connectionReset(), json(200, [rex], { "X-Request-Id": "req-page" })]);
+
+    const page = await client.pets.list();
+
+    expect(page.response).toEqual({ status: 200, requestId: "req-page", attempts: 2 });
   });
 });
 
@@ -233,14 +296,129 @@ describe("retries", () => {
   });
 
   it("answers a non-2xx without the API's error body (a proxy's HTML page) as unexpected_response", async () => {
-    const { client } = clientWith([new Response("<html>Bad gateway</html>", { status: 502 })]);
+    const { client, sent } = clientWith([htmlPage(403)]);
 
     await expect(client.pets.list()).rejects.toMatchObject({
       name: "PetStoreApiError",
       code: "unexpected_response",
-      status: 502,
+      status: 403,
       requestId: undefined,
     });
+    expect(sent).toHaveLength(1);
+  });
+
+  it.each([502, 504])("retries a %i from a proxy for a GET", async (status) => {
+    const { client, sent } = clientWith([htmlPage(status), json(200, [rex])]);
+
+    const page = await client.pets.list();
+
+    expect(page.items).toEqual([rex]);
+    expect(sent).toHaveLength(2);
+  });
+
+  it.each([502, 504])("retries a %i for a create, with the same Idempotency-Key and body", async (status) => {
+    const { client, sent } = clientWith([htmlPage(status), json(201, rex)]);
+
+    const pet = await client.pets.create({ name: "Rex", categoryId: 1 });
+
+    expect(pet).toEqual(rex);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]?.headers.get("Idempotency-Key")).toBe(sent[0]?.headers.get("Idempotency-Key"));
+    expect(sent[1]?.body).toBe(sent[0]?.body);
+  });
+
+  it("throws the last 502 as unexpected_response once the attempts are used up", async () => {
+    const { client, sent } = clientWith([htmlPage(502), htmlPage(502), htmlPage(502)]);
+
+    const error = await rejection(client.pets.list());
+
+    expect(sent).toHaveLength(DEFAULT_RETRY.maxAttempts);
+    expect(error).toMatchObject({ code: "unexpected_response", status: 502, attempts: DEFAULT_RETRY.maxAttempts });
+  });
+});
+
+describe("a 2xx answer that is not JSON", () => {
+  it("rejects with unexpected_response saying an HTML page arrived, with the status and X-Request-Id, and is not retried", async () => {
+    const page = htmlPage(200);
+    page.headers.set("X-Request-Id", "req-proxy");
+    const { client, sent } = clientWith([page, json(200, [])]);
+
+    const error = await rejection(client.pets.list());
+
+    expect(error).toBeInstanceOf(PetStoreApiError);
+    expect(error).toMatchObject({
+      code: "unexpected_response",
+      status: 200,
+      requestId: "req-proxy",
+      message: "HTTP 200 with a text/html body instead of JSON",
+      attempts: 1,
+    });
+    expect(sent).toHaveLength(1);
+  });
+
+  it.each([
+    ["without Content-Length", new Response("", { status: 201 })],
+    ["with Content-Length: 0", new Response(null, { status: 201, headers: { "Content-Length": "0" } })],
+  ])("rejects an empty body (%s) with unexpected_response carrying the create's key", async (_case, empty) => {
+    const { client, sent } = clientWith([empty]);
+
+    const error = await rejection(client.pets.create({ name: "Rex", categoryId: 1 }));
+
+    expect(error).toMatchObject({
+      name: "PetStoreApiError",
+      code: "unexpected_response",
+      status: 201,
+      message: "HTTP 201 with an empty body instead of JSON",
+      idempotencyKey: sent[0]?.headers.get("Idempotency-Key"),
+    });
+  });
+
+  it("says when a JSON answer does not parse", async () => {
+    const { client } = clientWith([
+      new Response('{"id": 7,', { status: 201, headers: { "Content-Type": "application/json" } }),
+    ]);
+
+    await expect(client.pets.create({ name: "Rex", categoryId: 1 })).rejects.toMatchObject({
+      code: "unexpected_response",
+      message: "HTTP 201 with malformed JSON (application/json)",
+    });
+  });
+});
+
+describe("the idempotency key on a create's errors", () => {
+  it("is on an API error, the key the client drew", async () => {
+    const { client, sent } = clientWith([apiError(422, "idempotency_key_reused")]);
+
+    const error = await rejection(client.pets.create({ name: "Rex", categoryId: 1 }));
+
+    expect(error).toBeInstanceOf(PetStoreApiError);
+    expect((error as PetStoreApiError).idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect((error as PetStoreApiError).idempotencyKey).toBe(sent[0]?.headers.get("Idempotency-Key"));
+  });
+
+  it("is on a network error, so that a lost answer can be recovered by creating again with it", async () => {
+    const { client, sent } = clientWith([connectionReset(), connectionReset(), connectionReset()]);
+
+    const error = await rejection(client.pets.create({ name: "Rex", categoryId: 1 }));
+
+    expect(error).toBeInstanceOf(PetStoreNetworkError);
+    expect(error).toMatchObject({ attempts: 3, idempotencyKey: sent[0]?.headers.get("Idempotency-Key") });
+  });
+
+  it("is the caller's key when given", async () => {
+    const { client } = clientWith([connectionReset()], { retry: { maxAttempts: 1 } });
+
+    const error = await rejection(client.pets.create({ name: "Rex", categoryId: 1 }, { idempotencyKey: "order-9" }));
+
+    expect(error).toMatchObject({ name: "PetStoreNetworkError", idempotencyKey: "order-9" });
+  });
+
+  it("is absent from the errors of other operations", async () => {
+    const { client } = clientWith([apiError(404, "not_found")]);
+
+    const error = await rejection(client.pets.get(8));
+
+    expect(error).toMatchObject({ code: "not_found", idempotencyKey: undefined });
   });
 });
 
@@ -294,7 +472,7 @@ describe("waiting between attempts", () => {
     expect(sent).toHaveLength(3);
   });
 
-  it("stops waiting as soon as the signal aborts, with the signal's reason, and sends nothing more", async () => {
+  it("stops waiting as soon as the signal aborts, with a PetStoreAbortError, and sends nothing more", async () => {
     vi.useFakeTimers();
     const { client, sent } = clientWith([apiError(503, "service_unavailable", { "Retry-After": "5" }), json(201, rex)]);
     const controller = new AbortController();
@@ -304,7 +482,8 @@ describe("waiting between attempts", () => {
     controller.abort();
     const error = await created;
 
-    expect(error).toMatchObject({ name: "AbortError" });
+    expect(error).toBeInstanceOf(PetStoreAbortError);
+    expect(error).toMatchObject({ attempts: 1, cause: { name: "AbortError" } });
     await vi.advanceTimersByTimeAsync(10_000);
     expect(sent).toHaveLength(1);
   });
@@ -335,15 +514,56 @@ describe("waiting between attempts", () => {
     await vi.waitFor(() => expect(sent).toHaveLength(1));
     controller.abort();
 
-    expect(await listed).toMatchObject({ name: "AbortError" });
+    expect(await listed).toMatchObject({
+      name: "PetStoreAbortError",
+      attempts: 1,
+      idempotencyKey: undefined,
+      cause: { name: "AbortError" },
+    });
     expect(sent).toHaveLength(1);
   });
 
   it("sends nothing when the signal has already aborted", async () => {
     const { client, sent } = clientWith([json(200, [])]);
 
-    await expect(client.pets.list({}, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: "AbortError" });
+    await expect(client.pets.list({}, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: "PetStoreAbortError",
+      attempts: 0,
+      cause: { name: "AbortError" },
+    });
     expect(sent).toHaveLength(0);
+  });
+
+  it("rejects a create aborted while its request is in flight (the pet may exist) with the key it sent", async () => {
+    const { client, sent } = clientWith([HANG]);
+    const controller = new AbortController();
+
+    const created = rejection(client.pets.create({ name: "Rex", categoryId: 1 }, { signal: controller.signal }));
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    controller.abort();
+    const error = await created;
+
+    expect(error).toBeInstanceOf(PetStoreAbortError);
+    expect(error).toMatchObject({
+      attempts: 1,
+      idempotencyKey: sent[0]?.headers.get("Idempotency-Key"),
+      cause: { name: "AbortError" },
+    });
+  });
+
+  it("keeps a deadline's TimeoutError as the cause of the abort", async () => {
+    const { client } = clientWith([HANG]);
+
+    const error = await rejection(
+      client.pets.create(
+        { name: "Rex", categoryId: 1 },
+        { idempotencyKey: "order-7", signal: AbortSignal.timeout(20) },
+      ),
+    );
+
+    expect(error).toBeInstanceOf(PetStoreAbortError);
+    expect(error).toMatchObject({ idempotencyKey: "order-7", cause: { name: "TimeoutError" } });
+    expect((error as Error).message).toMatch(/^The Pet Store API call was aborted after 1 attempt \(TimeoutError: /);
   });
 });
 
@@ -484,6 +704,39 @@ describe("deprecation notice", () => {
     expect(onDeprecation).not.toHaveBeenCalled();
   });
 
+  it("emits the default DeprecationWarning once per process, however many clients get deprecated answers", async () => {
+    // A fresh copy of the client's modules: what the process has warned about so far is theirs.
+    vi.resetModules();
+    const fresh = await import("../../client/src/index");
+    const emitWarning = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+    const perRequestClient = () =>
+      fresh.createPetStoreClient({
+        baseUrl: BASE_URL,
+        apiKey: API_KEY,
+        fetch: scriptedFetch([json(200, rex, deprecated), json(200, rex, deprecated)]).fetch,
+      });
+
+    for (const client of [perRequestClient(), perRequestClient()]) {
+      await client.pets.get(7);
+      await client.pets.get(7);
+    }
+
+    expect(emitWarning).toHaveBeenCalledOnce();
+  });
+
+  it("calls a custom onDeprecation once per client", async () => {
+    const onDeprecation = vi.fn();
+    const clients = [
+      clientWith([json(200, rex, deprecated), json(200, rex, deprecated)], { onDeprecation }).client,
+      clientWith([json(200, rex, deprecated)], { onDeprecation }).client,
+    ];
+
+    for (const client of clients) await client.pets.get(7);
+    await clients[0]?.pets.get(7);
+
+    expect(onDeprecation).toHaveBeenCalledTimes(2);
+  });
+
   it("emits a Node DeprecationWarning by default", async () => {
     const emitWarning = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
     const { client } = clientWith([json(200, rex, deprecated)], { onDeprecation: undefined });
@@ -495,6 +748,15 @@ describe("deprecation notice", () => {
       type: "DeprecationWarning",
       code: "PETSTORE_DEPRECATED_OPERATION",
     });
+  });
+});
+
+describe("userAgent", () => {
+  it("names the runtime unknown where there is no process.versions.node", () => {
+    expect(userAgent({})).toBe(`petstore-client/${CLIENT_VERSION} (runtime/unknown)`);
+    expect(userAgent({ process: { versions: { node: "22.19.0" } } })).toBe(
+      `petstore-client/${CLIENT_VERSION} (node/22.19.0)`,
+    );
   });
 });
 

@@ -8,7 +8,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { logLevels } from "../../lib/observability/logger";
 import { SYNTHETIC_PET_RETENTION_SECONDS } from "../../lib/pets/collection";
+import { START_USAGE } from "../../local/startOptions";
 import { parseKeysArguments } from "../../scripts/keys";
+import { NODE_VERSIONS } from "../../scripts/nodeVersions";
+import { parseStageArguments, stageNames } from "../../scripts/stageCommand";
+import { usage as urlUsage } from "../../scripts/url";
 import { projectRoot } from "../support/processes";
 
 const read = (path: string) => readFileSync(join(projectRoot, path), "utf8");
@@ -140,5 +144,79 @@ describe("the docs agree with each other and with the code", () => {
     expect(SYNTHETIC_PET_RETENTION_SECONDS).toBe(3600);
     expect(section(read("docs/api.md"), "Synthetic keys")).toMatch(/expire\*\* one hour after they were created/);
     expect(read("docs/alarms.md")).toMatch(/They expire one hour after they were created/);
+  });
+
+  it("the README says CI tests on the pinned Node versions (.ci/run), not on the machine's", () => {
+    const testing = section(read("README.md"), "Testing");
+    const lambdaMajor = NODE_VERSIONS.lambda.split(".")[0];
+
+    expect(testing).not.toMatch(/machine's Node and/);
+    expect(testing).toMatch(
+      new RegExp(
+        `CI \\(\`\\.ci/run\`\\) runs \`npm ci\`, then \`npm test\` on Node\\s+${NODE_VERSIONS.lowest.replaceAll(".", "\\.")} \\(the lowest supported\\) and again on Node\\s+${lambdaMajor}\\b`,
+      ),
+    );
+  });
+
+  it("no document hands testers a shared staging key: each non-synthetic one is one tester's, named after them", () => {
+    const staging = documents.flatMap((path) =>
+      [
+        ...read(path).matchAll(
+          /^npm run (?:-s |--silent )?keys -- (create [^|\n]*?--stage staging[^|\n]*?)\s*(?:#.*|\|.*)?$/gm,
+        ),
+      ].map((match) => ({
+        path,
+        argv: (match[1] as string).match(/"[^"]*"|\S+/g)?.map((part) => part.replace(/^"|"$/g, "")) ?? [],
+      })),
+    );
+    const forPeople = staging
+      .map(({ path, argv }) => ({ path, parsed: parseKeysArguments(argv, {}) }))
+      .filter(({ parsed }) => parsed.command === "create" && !parsed.synthetic);
+
+    expect(forPeople.map(({ path }) => path).sort()).toEqual(["README.md", "docs/deploy.md"]);
+    for (const { path, parsed } of forPeople)
+      expect(parsed, path).toMatchObject({ name: expect.stringMatching(/^tester [A-Z]\w+ [A-Z]\w+$/) });
+    expect(read("README.md")).toMatch(/one per tester, named after them/);
+    expect(read("docs/deploy.md")).toMatch(/One key per tester, named\s+# after them/);
+  });
+
+  it("the README tells a staging tester what running the smoke checks takes: a clone, a supported Node and npm install", () => {
+    const readme = read("README.md");
+    const tester = readme.slice(readme.indexOf("**A staging tester who has only the URL**"));
+    const ownSection = tester.slice(0, tester.indexOf("\n## "));
+
+    expect(ownSection).toMatch(/a clone of\s+this repository/);
+    expect(ownSection).toContain(`Node.js ${NODE_VERSIONS.lowest} or newer`);
+    expect(ownSection).toContain("`npm install`");
+    expect(ownSection).toMatch(/^PETSTORE_API_KEY=.+ npm run smoke -- --base-url /m);
+  });
+
+  it("shows the command that prints BaseUrl wherever README and deploy.md tell where the stage's URL is, in a form it accepts", () => {
+    for (const path of ["README.md", "docs/deploy.md"]) {
+      const text = read(path);
+      const commands = [...text.matchAll(/npm run -s url -- (--stage \S+?)\)?`?(?=[\s)"`]|$)/gm)].map(
+        (match) => match[1] as string,
+      );
+
+      expect(commands.length, path).toBeGreaterThan(0);
+      // A placeholder stands for every stage.
+      for (const command of commands.flatMap((command) =>
+        stageNames.map((stage) => command.replace("<stage>", stage)),
+      )) {
+        expect(parseStageArguments(command.split(" "), urlUsage), `${path}: ${command}`).not.toBe("help");
+      }
+    }
+  });
+
+  it("the README's npm start settings are the ones npm start -- --help names", () => {
+    const rows = read("README.md")
+      .split("\n")
+      .filter((line) => /^\| `(?:PORT|DYNAMODB_PORT|--in-memory)`/.test(line));
+    const flags = rows.flatMap((row) =>
+      [...(row.split("|")[1] ?? "").matchAll(/`(--[a-z-]+)/g)].map((match) => match[1] as string),
+    );
+
+    expect(flags.sort()).toEqual(["--dynamodb-port", "--in-memory", "--port"]);
+    for (const flag of flags) expect(START_USAGE).toMatch(new RegExp(`^  ${flag}\\b`, "m"));
   });
 });

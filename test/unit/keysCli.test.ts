@@ -4,6 +4,7 @@ import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, it } from "vitest";
 import { deployedStages, STACK_OUTPUTS } from "../../infra/deployment";
+import { environmentVariable } from "../../infra/settings";
 import { apiKeyPrefix, hashApiKey } from "../../lib/auth/apiKeys";
 import { itemKeys } from "../../lib/db/table";
 import { DEFAULT_DYNAMODB_PORT, LOCAL_TABLE_NAME, LocalSettingError } from "../../local/settings";
@@ -15,6 +16,7 @@ import {
   runKeys,
   UsageError,
 } from "../../scripts/keys";
+import { runWithoutCredentials } from "../support/stageCommand";
 
 const cloudFormation = mockClient(CloudFormationClient);
 const dynamo = mockClient(DynamoDBDocumentClient);
@@ -289,7 +291,10 @@ describe("failures a person can fix", () => {
       Object.assign(new Error("Could not load credentials from any providers"), { name: "CredentialsProviderError" }),
       "No AWS credentials found",
     ],
-    [new Error("Region is missing"), "pass --region or set AWS_REGION"],
+    [
+      new Error("Region is missing"),
+      `cdk.json's "context" (staging:region or prod:region), pass --region, or set AWS_REGION`,
+    ],
     [new UsageError("create needs --name NAME"), "create needs --name NAME"],
   ])("explains %s in one line", (error, explanation) => {
     expect(explainFailure(error)).toContain(explanation);
@@ -315,4 +320,72 @@ describe("a key captured through npm", () => {
   ] as const)("says nothing when run through %s", (_, env, terminal) => {
     expect(npmBannerWarning(env, terminal)).toBeUndefined();
   });
+});
+
+describe("a deployed stage's region", () => {
+  const PINNED = "eu-central-1";
+  const pinnedContext = { context: () => ({ "staging:region": PINNED }) };
+  /** Creates a key for staging, with cdk.json's context and the environment given; what it printed. */
+  async function create(extra: string[], options: Parameters<typeof runKeys>[3]) {
+    cloudFormation.on(DescribeStacksCommand).resolves(stackWithTable("petstore-staging"));
+    dynamo.on(PutCommand).resolves({});
+    const printed: string[] = [];
+    await runKeys(
+      ["create", "--stage", "staging", "--name", "Ada", ...extra],
+      (line) => printed.push(line),
+      () => undefined,
+      options,
+    );
+    return printed.join("\n");
+  }
+
+  it("is the one cdk.json pins, as preflight and alarms:verify find it, even when AWS_REGION names another", async () => {
+    const printed = await create([], { env: { AWS_REGION: "us-west-2" }, ...pinnedContext });
+
+    expect(printed).toMatch(
+      new RegExp(`^Created key_\\w+ \\(Ada\\) on staging \\(table petstore-staging, ${PINNED}\\)\\.`),
+    );
+  });
+
+  it("is the pinned one for the stack lookup too: a missing stack is named in that region", async () => {
+    cloudFormation
+      .on(DescribeStacksCommand)
+      .rejects(Object.assign(new Error("Stack with id Staging-PetStore does not exist"), { name: "ValidationError" }));
+
+    const listing = runKeys(
+      ["list", "--stage", "staging"],
+      () => undefined,
+      () => undefined,
+      {
+        env: {},
+        ...pinnedContext,
+      },
+    );
+
+    await expect(listing).rejects.toThrow(`No stack Staging-PetStore in ${PINNED}`);
+  });
+
+  it("is --region when given, over the pinned one", async () => {
+    const printed = await create(["--region", "ap-southeast-2"], { env: {}, ...pinnedContext });
+
+    expect(printed).toContain("(table petstore-staging, ap-southeast-2)");
+  });
+
+  it("is AWS_REGION when cdk.json pins none", async () => {
+    const printed = await create([], { env: { AWS_REGION: "eu-west-3" }, context: () => ({}) });
+
+    expect(printed).toContain("(table petstore-staging, eu-west-3)");
+  });
+
+  it("as a command: a region pinned for the stage gets it past the region, to the credentials it lacks", async () => {
+    // No AWS_REGION and no AWS configuration: only the stage's pinned setting names a region.
+    const { code, stdout, stderr } = await runWithoutCredentials("scripts/keys.ts", ["list", "--stage", "staging"], {
+      [environmentVariable("staging", "region")]: PINNED,
+    });
+
+    expect({ code, stdout }).toEqual({ code: 1, stdout: "" });
+    expect(stderr).toBe(
+      "keys: No AWS credentials found: sign in to the stage's account (for example aws sso login, or set AWS_PROFILE).\n",
+    );
+  }, 30_000);
 });

@@ -29,6 +29,7 @@ describe("npm start's options", () => {
   it("names every option and environment variable in its help", () => {
     for (const name of [
       "--port",
+      "--dynamodb-port",
       "--in-memory",
       "--help",
       "PORT",
@@ -64,6 +65,34 @@ describe("npm start's options", () => {
     expect(options(["--port", "3001"], { PORT: "4000" }).apiPort).toBe(3001);
     expect(options(["--port=3002"], { PORT: "4000" }).apiPort).toBe(3002);
     expect(options([], { PORT: "4000" }).apiPort).toBe(4000);
+  });
+
+  it("takes the embedded DynamoDB's port from --dynamodb-port N before DYNAMODB_PORT", () => {
+    expect(options(["--dynamodb-port", "8123"], { DYNAMODB_PORT: "9000" }).dynamoPort).toBe(8123);
+    expect(options(["--dynamodb-port=8124", "--port", "3001"]).dynamoPort).toBe(8124);
+    expect(options([], { DYNAMODB_PORT: "9000" }).dynamoPort).toBe(9000);
+    // npm start --dynamodb-port 8125 (without --), and npm start --dynamodb-port=8126
+    expect(options(["8125"], { npm_config_dynamodb_port: "true" }).dynamoPort).toBe(8125);
+    expect(options([], { npm_config_dynamodb_port: "8126", npm_config_port: "3007" })).toMatchObject({
+      dynamoPort: 8126,
+      apiPort: 3007,
+    });
+  });
+
+  it("refuses --dynamodb-port without a port, beside DYNAMODB_ENDPOINT, or with --port where npm mixes up their values", () => {
+    expect(usageError(["--dynamodb-port"])).toBe(
+      "--dynamodb-port needs a port number, as in --dynamodb-port 8001; see: npm start -- --help",
+    );
+    expect(usageError(["--dynamodb-port", "dynamo"])).toBe(
+      '--dynamodb-port must be a port number (0 to 65535), not "dynamo".',
+    );
+    expect(usageError(["--dynamodb-port", "8001"], { DYNAMODB_ENDPOINT: "http://127.0.0.1:9000" })).toBe(
+      "--dynamodb-port is the port of the embedded DynamoDB, and DYNAMODB_ENDPOINT names another one instead: give one of them.",
+    );
+    // npm start --port 3001 --dynamodb-port 8001: npm hands on "3001" and "8001", whose is whose unknown.
+    expect(usageError(["3001", "8001"], { npm_config_port: "true", npm_config_dynamodb_port: "true" })).toBe(
+      "npm took --port and --dynamodb-port as its own settings; give them after --: npm start -- --port N --dynamodb-port N",
+    );
   });
 
   it("honours --port and --in-memory given without --, which npm passes on as its own settings", () => {

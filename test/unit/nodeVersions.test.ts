@@ -41,6 +41,11 @@ describe("supported Node versions", () => {
     expect(refusing(below)).not.toEqual([]);
   });
 
+  it(".nvmrc (what nvm install reads) is the lowest supported version, where engines starts", () => {
+    expect(read(".nvmrc").trim()).toBe(NODE_VERSIONS.lowest);
+    expect(packageJson.engines.node).toBe(`>=${read(".nvmrc").trim()}`);
+  });
+
   it("the Lambda version is a 24.x release, the runtime's major version", () => {
     expect(semver.major(NODE_VERSIONS.lambda)).toBe(24);
   });

@@ -1,11 +1,19 @@
 /**
  * The document's examples are what tools send and mock from (Postman, Prism, Redoc): every parameter,
- * request body and response has one, and every example is valid against the schema beside it.
+ * request body, response and response header has one, every example is valid against the schema
+ * beside it, and the response headers' examples are what the handlers really send.
  */
 import { Ajv2020 } from "ajv/dist/2020";
 import { describe, expect, it } from "vitest";
-import { buildOpenApiDocument, type JsonObject } from "../../lib/contract/openapi";
+import { createHandler as createCreatePet } from "../../functions/createPet";
+import { createHandler as createGetPet } from "../../functions/getPet";
+import { createHandler as createListPets } from "../../functions/listPets";
+import { errorHeaderExamples, newPetExample, parameterExamples, petsExample } from "../../lib/contract/examples";
+import { buildOpenApiDocument, type ErrorStatus, type JsonObject } from "../../lib/contract/openapi";
+import type { OperationId } from "../../lib/routes";
+import { bearer, invoke, jsonContent, type TestResponse } from "../support/api";
 import { addOpenApiFormats } from "../support/contract";
+import { fakeDependencies } from "../support/fakes";
 
 const document = buildOpenApiDocument();
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -23,7 +31,41 @@ interface Sample {
   readonly values: readonly unknown[];
 }
 
-/** Every parameter, request body and response content of the document, with its examples. */
+/** A response header as the document gives it, a `$ref` resolved, with the pointer of its object. */
+function resolvedHeader(pointer: string, header: JsonObject): { pointer: string; header: JsonObject } {
+  const ref = header.$ref as string | undefined;
+  if (ref === undefined) return { pointer, header };
+  const name = ref.replace("#/components/headers/", "");
+  return { pointer: `/components/headers/${token(name)}`, header: document.components.headers[name] as JsonObject };
+}
+
+/** Every header of every response: `{ "GET /pets 200": { Link: header object } }`. */
+function responseHeaders(): Record<string, Record<string, { pointer: string; header: JsonObject }>> {
+  const found: Record<string, Record<string, { pointer: string; header: JsonObject }>> = {};
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, JsonObject>)) {
+        const at = `/paths/${token(path)}/${method}/responses/${status}/headers`;
+        found[`${method.toUpperCase()} ${path} ${status}`] = Object.fromEntries(
+          Object.entries((response.headers ?? {}) as Record<string, JsonObject>).map(([name, header]) => [
+            name,
+            resolvedHeader(`${at}/${token(name)}`, header),
+          ]),
+        );
+      }
+    }
+  }
+  return found;
+}
+
+/** The example of one response header, e.g. `headerExample("GET /pets 200", "Link")`. */
+function headerExample(response: string, name: string): unknown {
+  const header = responseHeaders()[response]?.[name];
+  if (!header) throw new Error(`${response} has no ${name} header`);
+  return header.header.example;
+}
+
+/** Every parameter, request body, response content and response header of the document, with its examples. */
 function samples(): Sample[] {
   const found: Sample[] = [];
   const fromContent = (where: string, pointer: string, content: JsonObject | undefined) => {
@@ -56,6 +98,15 @@ function samples(): Sample[] {
       }
     }
   }
+  for (const [response, headers] of Object.entries(responseHeaders())) {
+    for (const [name, { pointer, header }] of Object.entries(headers)) {
+      found.push({
+        where: `${response} header ${name}`,
+        schema: `${pointer}/schema`,
+        values: header.example === undefined ? [] : [header.example],
+      });
+    }
+  }
   return found;
 }
 
@@ -73,7 +124,7 @@ function problems(sample: Sample): string[] {
 describe("the OpenAPI document's examples", () => {
   const all = samples();
 
-  it("covers every parameter, request body and response of the three operations", () => {
+  it("covers every parameter, request body, response and response header of the three operations", () => {
     const where = all.map((sample) => sample.where);
 
     expect(where).toEqual(
@@ -87,12 +138,21 @@ describe("the OpenAPI document's examples", () => {
         "POST /pets 422 application/json",
         "GET /pets/{petId} parameter petId",
         "GET /pets/{petId} 410 application/json",
+        "GET /pets 200 header Link",
+        "GET /pets 200 header X-Request-Id",
+        "GET /pets 503 header Retry-After",
+        "GET /pets 405 header Allow",
+        "POST /pets 201 header Location",
+        "POST /pets 201 header Idempotent-Replayed",
+        "POST /pets 401 header WWW-Authenticate",
+        "GET /pets/{petId} 200 header Deprecation",
+        "GET /pets/{petId} 200 header Sunset",
       ]),
     );
-    expect(all.length).toBeGreaterThan(30);
+    expect(all.length).toBeGreaterThan(150);
   });
 
-  it("gives every parameter, request body and response at least one example", () => {
+  it("gives every parameter, request body, response and response header at least one example", () => {
     expect(all.filter((sample) => sample.values.length === 0).map((sample) => sample.where)).toEqual([]);
   });
 
@@ -106,5 +166,79 @@ describe("the OpenAPI document's examples", () => {
     expect(problems({ ...sample, values: [{ name: "Rex", categoryId: 1, id: 7 }] })).toEqual([
       expect.stringContaining("must NOT have additional properties"),
     ]);
+  });
+});
+
+describe("the response headers' examples", () => {
+  const key = "the-one-valid-token";
+  const headers = { ...bearer(key), ...jsonContent };
+
+  /** The example pets created in a new store, then one more, so that their page has a next one. */
+  async function exampleStore() {
+    const deps = fakeDependencies(key);
+    const createPet = createCreatePet(deps);
+    const create = (body: object, extra: Record<string, string> = {}) =>
+      invoke(createPet, {
+        method: "POST",
+        path: "/pets",
+        headers: { ...headers, ...extra },
+        body: JSON.stringify(body),
+      });
+    const idempotencyKey = { "Idempotency-Key": parameterExamples["Idempotency-Key"] };
+    const created: TestResponse[] = [];
+    // The first with the example key, which the replay below sends again.
+    for (const [index, { id: _, ...pet }] of petsExample.entries())
+      created.push(await create(pet, index === 0 ? idempotencyKey : {}));
+    const replayed = await create(newPetExample, idempotencyKey);
+    await create({ name: "Max", categoryId: 1 });
+    return { deps, created, replayed };
+  }
+
+  it("are what the handlers send: Location, Idempotent-Replayed, the next page's Link and the deprecation headers", async () => {
+    const { deps, created, replayed } = await exampleStore();
+    const page = await invoke(createListPets(deps), {
+      path: `/pets?limit=${petsExample.length}`,
+      headers: bearer(key),
+    });
+    const pet = await invoke(createGetPet(deps), {
+      path: "/pets/1",
+      resource: "/pets/{petId}",
+      pathParameters: { petId: "1" },
+      headers: bearer(key),
+    });
+
+    expect(created.map((answer) => answer.json)).toEqual(petsExample);
+    expect(created[0]?.headers.location).toBe(headerExample("POST /pets 201", "Location"));
+    expect(replayed.headers["idempotent-replayed"]).toBe(headerExample("POST /pets 201", "Idempotent-Replayed"));
+    expect(page.json).toEqual(petsExample);
+    expect(page.headers.link).toBe(headerExample("GET /pets 200", "Link"));
+    for (const name of ["Deprecation", "Sunset", "Link"]) {
+      expect(pet.headers[name.toLowerCase()], name).toBe(headerExample("GET /pets/{petId} 200", name));
+    }
+  });
+
+  it("are, for every error answer, the headers the API's own answer carries (Retry-After, WWW-Authenticate, Allow)", () => {
+    const routesByOperation: Record<string, OperationId> = {};
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        routesByOperation[`${method.toUpperCase()} ${path}`] = operation.operationId as OperationId;
+      }
+    }
+    const mismatches: string[] = [];
+    let compared = 0;
+    for (const [response, documented] of Object.entries(responseHeaders())) {
+      const [method, path, status] = response.split(" ");
+      if (Number(status) < 400) continue;
+      const operationId = routesByOperation[`${method} ${path}`] as OperationId;
+      for (const [name, value] of Object.entries(errorHeaderExamples(operationId, Number(status) as ErrorStatus))) {
+        compared += 1;
+        if (documented[name]?.header.example !== value)
+          mismatches.push(`${response} ${name}: ${JSON.stringify(documented[name]?.header.example)}, sent ${value}`);
+      }
+    }
+
+    expect(mismatches).toEqual([]);
+    // 401 (3 operations), 405 (3), 409 and 503 (3).
+    expect(compared).toBe(10);
   });
 });

@@ -1,7 +1,8 @@
 import type { MiddlewareObj } from "@middy/core";
 import type { Context } from "aws-lambda";
-import { describeKeySlip } from "../../auth/apiKeys";
+import { describeKeySlip, stageOfKey } from "../../auth/apiKeys";
 import type { ApiKeyVerifier } from "../../auth/verifier";
+import { environmentNames, type StageName } from "../../config";
 import { UnauthorizedError } from "../../errors";
 import type { ApiEvent, ApiResult } from "../types";
 
@@ -17,6 +18,21 @@ function withoutBearerMessage(header: string): string {
     : "The Authorization header must use the Bearer scheme: send 'Authorization: Bearer <key>'.";
 }
 
+/**
+ * Why a token the verifier refused was refused, when it can be told without repeating the token:
+ * a well-formed key of another environment (named by its prefix alone), or a slip in copying it.
+ */
+function refusalMessage(token: string, ownStage: StageName | undefined): string | undefined {
+  const keyStage = stageOfKey(token);
+  if (ownStage !== undefined && keyStage !== undefined && keyStage !== ownStage) {
+    const theirs = environmentNames[keyStage];
+    const ours = environmentNames[ownStage];
+    return `This key is for the ${theirs} environment; this is the ${ours} API. Use a key issued for ${ours}.`;
+  }
+  const slip = describeKeySlip(token);
+  return slip ? `The API key is not valid: ${slip}; send the key alone, as 'Authorization: Bearer <key>'.` : undefined;
+}
+
 /** Rejects the request with 401 unless it carries a valid API key; records who sent it. */
 export function bearerAuth(verifier: ApiKeyVerifier): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
   return {
@@ -29,13 +45,7 @@ export function bearerAuth(verifier: ApiKeyVerifier): MiddlewareObj<ApiEvent, Ap
       if (!token) throw new UnauthorizedError(false);
       // Anything sent as a bearer token is judged by the verifier, which accepts only key-shaped ones.
       const principal = await verifier.verify(token, request.event.deadline);
-      if (!principal) {
-        const slip = describeKeySlip(token);
-        throw new UnauthorizedError(
-          true,
-          slip ? `The API key is not valid: ${slip}; send the key alone, as 'Authorization: Bearer <key>'.` : undefined,
-        );
-      }
+      if (!principal) throw new UnauthorizedError(true, refusalMessage(token, verifier.stage));
       request.event.principal = principal;
     },
   };

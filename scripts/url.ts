@@ -1,0 +1,77 @@
+/**
+ * `npm run url -- --stage <staging|prod>`: prints the deployed stage's base URL (its stack output
+ * `BaseUrl`, ending in /v1: the custom domain's when it has one) and nothing else, so that
+ * `BASE=$(npm run -s url -- --stage staging)` works. One read-only call (CloudFormation
+ * DescribeStacks) with your AWS credentials, in the stage's region as preflight and alarms:verify
+ * find it (cdk.json's `<stage>:region`, else AWS_REGION; scripts/stageCommand.ts). A failure is one
+ * line on stderr and exit 1; bad arguments, one usage line and exit 2.
+ */
+import { pathToFileURL } from "node:url";
+import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
+import { deployedStages, STACK_OUTPUTS } from "../infra/deployment";
+import { silenceSdkNodeVersionWarning } from "../local/settings";
+import { readStackOutput } from "./stackOutputs";
+import { runStageCommand, type StageCommandOptions, stageUsage } from "./stageCommand";
+
+export const usage = stageUsage("url");
+
+const help = `${usage}
+Prints the stage's base URL (stack output ${STACK_OUTPUTS.baseUrl} of ${Object.values(deployedStages)
+  .map((stage) => stage.stackName)
+  .join(" or ")}), and only it:
+  BASE=$(npm run -s url -- --stage staging)
+Reads it with your AWS credentials for the stage's account (one read-only call), in the stage's
+region from cdk.json, else AWS_REGION.`;
+
+/** Why the URL could not be read, in one line: exit 1. */
+export class UrlError extends Error {}
+
+/** What to do about an AWS error the command can name; undefined for the rest. */
+function awsErrorLine(error: unknown, stage: string): string | undefined {
+  const { name } = error as { name?: string };
+  if (name === "CredentialsProviderError")
+    return `no AWS credentials found: sign in to ${stage}'s account (for example aws sso login, or set AWS_PROFILE).`;
+  if (/^ExpiredToken|^RequestExpired$|^InvalidClientTokenId$|^UnrecognizedClient/.test(name ?? ""))
+    return `the AWS credentials are expired or not valid: sign in to ${stage}'s account again.`;
+  if (/^AccessDenied/.test(name ?? ""))
+    return `the AWS credentials may not read stacks (cloudformation:DescribeStacks): use a role of ${stage}'s account that may.`;
+  return undefined;
+}
+
+/** Runs the command; returns the exit code. Prints the URL alone on stdout; every other line goes to stderr. */
+export function main(
+  argv: readonly string[],
+  options: StageCommandOptions & { cloudFormation?: (region: string) => CloudFormationClient } = {},
+): Promise<number> {
+  const { cloudFormation = (region: string) => new CloudFormationClient({ region }) } = options;
+  const command = { name: "url", help, usage, failures: [UrlError] };
+  return runStageCommand(command, argv, options, async ({ stage, region }) => {
+    const { stackName } = deployedStages[stage];
+    let output: Awaited<ReturnType<typeof readStackOutput>>;
+    try {
+      output = await readStackOutput(cloudFormation(region), stackName, STACK_OUTPUTS.baseUrl);
+    } catch (error) {
+      const line = awsErrorLine(error, stage);
+      if (line) throw new UrlError(line);
+      throw error;
+    }
+    switch (output.found) {
+      case "no stack":
+        throw new UrlError(
+          `no stack ${stackName} in ${region}: ${stage} is not deployed there (npx cdk deploy '${deployedStages[stage].id}/*'), or its region is another.`,
+        );
+      case "no output":
+        throw new UrlError(
+          `stack ${stackName} in ${region} has no ${STACK_OUTPUTS.baseUrl} output (stack status ${output.stackStatus}): wait for its deploy to finish, or deploy it again.`,
+        );
+      case "value":
+        console.log(output.value);
+        return 0;
+    }
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  silenceSdkNodeVersionWarning();
+  process.exitCode = await main(process.argv.slice(2));
+}
