@@ -4,7 +4,7 @@
  * measures on, whatever Node starts it.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BENCH_RUNTIMES, HOST_RUNTIME } from "../../scripts/bench/runtimes";
@@ -116,5 +116,47 @@ describe("npm run bench", () => {
     const { code, output } = await benchWithBadInput(await ensureNode(NODE_VERSIONS.lowest));
     expect(output.trim()).toBe('bench: BENCH_DURATION must be a number above 0, not "soon".');
     expect(code).toBe(1);
+  });
+});
+
+describe("every published page", () => {
+  const pages = [
+    "README.md",
+    "client/README.md",
+    ...readdirSync(join(projectRoot, "docs"))
+      .filter((name) => name.endsWith(".md"))
+      .map((name) => `docs/${name}`),
+  ];
+  /** Each sentence of a page that names a Node.js version (`Node 24`, `Node.js 22.19.0`, `Node v22.19.0`). */
+  const sentencesNamingNode = pages.flatMap((path) =>
+    read(path)
+      .split(/(?<=[.!?])\s+|\n\n/)
+      .filter((sentence) => /\bNode(?:\.js)? v?\d/.test(sentence))
+      .map((sentence) => ({ path, sentence })),
+  );
+
+  it("names a Node.js major the project does not support only to say it has reached its end of life", () => {
+    const unsupported = sentencesNamingNode.filter(
+      ({ sentence }) =>
+        [...sentence.matchAll(/\bNode(?:\.js)? v?(\d+)/g)].some(
+          (match) => !pinnedMajors.includes(match[1] as string),
+        ) && !/end of (its )?life/.test(sentence),
+    );
+
+    expect(unsupported).toEqual([]);
+  });
+
+  it("gives figures measured on a full Node.js version only for a pinned one", () => {
+    const measuredOn = pages.flatMap((path) =>
+      [...read(path).matchAll(/\bNode(?:\.js)? (v?\d+\.\d+\.\d+)/g)].map((match) => ({
+        path,
+        version: (match[1] as string).replace(/^v?/, "v"),
+      })),
+    );
+
+    expect(measuredOn.filter(({ version }) => !pinned.includes(version))).toEqual([]);
+    expect(measuredOn.map(({ path }) => path)).toEqual(
+      expect.arrayContaining(["docs/capacity.md", "docs/reliability.md"]),
+    );
   });
 });
