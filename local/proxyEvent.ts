@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { APIGatewayProxyEvent } from "aws-lambda";
+import { utf8TextOf } from "../lib/http/utf8";
 import { API_BASE_PATH } from "../lib/routes";
 
 export interface HttpRequestParts {
@@ -45,9 +46,6 @@ function queryMaps(search: URLSearchParams) {
   return { queryStringParameters, multiValueQueryStringParameters };
 }
 
-/** Refuses bytes that are not UTF-8; `ignoreBOM` keeps a leading BOM in the text, as decoding did before. */
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
 /**
  * The event's `body` and `isBase64Encoded`. Bytes that are UTF-8 go as text, as API Gateway passes a
  * JSON body. Bytes that are not go base64-encoded, as API Gateway passes a body of a binary media
@@ -60,11 +58,10 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 function proxyBody(body: string | Uint8Array): Pick<APIGatewayProxyEvent, "body" | "isBase64Encoded"> {
   if (body.length === 0) return { body: null, isBase64Encoded: false };
   if (typeof body === "string") return { body, isBase64Encoded: false };
-  try {
-    return { body: strictUtf8.decode(body), isBase64Encoded: false };
-  } catch {
-    return { body: Buffer.from(body).toString("base64"), isBase64Encoded: true };
-  }
+  const text = utf8TextOf(body);
+  return text === undefined
+    ? { body: Buffer.from(body).toString("base64"), isBase64Encoded: true }
+    : { body: text, isBase64Encoded: false };
 }
 
 export function toProxyEvent(request: HttpRequestParts): APIGatewayProxyEvent {

@@ -31,6 +31,7 @@ import {
   localDynamoSetting,
   silenceSdkNodeVersionWarning,
 } from "../local/settings";
+import { awsErrorKind } from "./awsErrors";
 import { readStackOutput } from "./stackOutputs";
 import { configuredStageRegion, type StageCommandOptions, stageNames, stageSettingsOf } from "./stageCommand";
 
@@ -316,7 +317,7 @@ export function explainFailure(error: unknown): string | undefined {
     error instanceof SettingsError
   )
     return error.message;
-  if (error.name === "CredentialsProviderError") {
+  if (awsErrorKind(error.name) === "no credentials") {
     return "No AWS credentials found: sign in to the stage's account (for example aws sso login, or set AWS_PROFILE).";
   }
   if (/region is missing/i.test(error.message)) {

@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import { deployedStages, STACK_OUTPUTS } from "../infra/deployment";
 import { silenceSdkNodeVersionWarning } from "../local/settings";
+import { awsErrorKind, errorParts } from "./awsErrors";
 import { readStackOutput } from "./stackOutputs";
 import { runStageCommand, type StageCommandOptions, stageUsage } from "./stageCommand";
 
@@ -28,14 +29,16 @@ export class UrlError extends Error {}
 
 /** What to do about an AWS error the command can name; undefined for the rest. */
 function awsErrorLine(error: unknown, stage: string): string | undefined {
-  const { name } = error as { name?: string };
-  if (name === "CredentialsProviderError")
-    return `no AWS credentials found: sign in to ${stage}'s account (for example aws sso login, or set AWS_PROFILE).`;
-  if (/^ExpiredToken|^RequestExpired$|^InvalidClientTokenId$|^UnrecognizedClient/.test(name ?? ""))
-    return `the AWS credentials are expired or not valid: sign in to ${stage}'s account again.`;
-  if (/^AccessDenied/.test(name ?? ""))
-    return `the AWS credentials may not read stacks (cloudformation:DescribeStacks): use a role of ${stage}'s account that may.`;
-  return undefined;
+  switch (awsErrorKind(errorParts(error).name)) {
+    case "no credentials":
+      return `no AWS credentials found: sign in to ${stage}'s account (for example aws sso login, or set AWS_PROFILE).`;
+    case "invalid credentials":
+      return `the AWS credentials are expired or not valid: sign in to ${stage}'s account again.`;
+    case "denied":
+      return `the AWS credentials may not read stacks (cloudformation:DescribeStacks): use a role of ${stage}'s account that may.`;
+    default:
+      return undefined;
+  }
 }
 
 /** Runs the command; returns the exit code. Prints the URL alone on stdout; every other line goes to stderr. */

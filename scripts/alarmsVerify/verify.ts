@@ -21,6 +21,7 @@ import {
 import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
 import type { DeployedStageName } from "../../infra/deployment";
 import { contextKey } from "../../infra/settings";
+import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
 
 export interface AlarmsVerifyClients {
   readonly cloudWatch: CloudWatchClient;
@@ -68,35 +69,25 @@ const WHERE_IT_IS_BUILT = "infra/stacks/monitoring.ts";
 // ---------------------------------------------------------------------------------------------
 // AWS errors
 
-function errorParts(error: unknown): { name: string; message: string } {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: "Error", message: String(error) };
-}
-
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 
-/** What to do about an AWS error, when there is something to say. */
-function hint(name: string, call: string): string {
-  if (name === "CredentialsProviderError") {
-    return " No AWS credentials: sign in to the stage's account first (for example aws sso login, or set AWS_PROFILE).";
+/** What to do about an AWS error of each kind, for a call. */
+function advice(kind: AwsErrorKind, call: string): string {
+  switch (kind) {
+    case "no credentials":
+      return " No AWS credentials: sign in to the stage's account first (for example aws sso login, or set AWS_PROFILE).";
+    case "invalid credentials":
+      return " Sign in to the stage's account again: the credentials are expired or not valid.";
+    case "denied":
+      return ` The credentials need ${call} on the delivery test alarm (the deploy role has it: infra/stacks/deliveryAccessStack.ts).`;
+    case "transient":
+      return " Run npm run alarms:verify again in a minute.";
   }
-  if (/^ExpiredToken|^RequestExpired$|^InvalidClientTokenId$|^UnrecognizedClient/.test(name)) {
-    return " Sign in to the stage's account again: the credentials are expired or not valid.";
-  }
-  if (/^AccessDenied/.test(name)) {
-    return ` The credentials need ${call} on the delivery test alarm (the deploy role has it: infra/stacks/deliveryAccessStack.ts).`;
-  }
-  if (/Throttl|TooManyRequests|^Timeout|^TimeoutError$|^ECONN|^ENOTFOUND|^EAI_AGAIN/.test(name)) {
-    return " Run npm run alarms:verify again in a minute.";
-  }
-  return "";
 }
 
 /** The one line for an AWS call that failed in a way the command does not decide on. */
 export function failedCallLine(call: string, error: unknown): string {
-  const { name, message } = errorParts(error);
-  const text = oneLine(message).replace(/\.$/, "");
-  return `${call} failed: ${name}${text ? `: ${text}` : ""}.${hint(name, call)}`;
+  return awsFailedCallLine(call, error, (kind) => advice(kind, call));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
 import { type StageConfig, stageReservedConcurrency } from "../../infra/config";
 import { ACCOUNT_STACK_NAME, type DeployedStageName } from "../../infra/deployment";
 import { contextKey, type StageSettings } from "../../infra/settings";
+import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
 
 /** The SDK clients the checks call, all for the stage's region; tests pass mocked ones. */
 export interface PreflightClients {
@@ -75,34 +76,17 @@ const CONCURRENCY_QUOTA_CODE = "L-B99A9384";
 // ---------------------------------------------------------------------------------------------
 // AWS errors
 
-function errorParts(error: unknown): { name: string; message: string } {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: "Error", message: String(error) };
-}
-
-/** What to do about an error that is no decision of the checks, when there is something to say. */
-function hint(name: string): string {
-  if (name === "CredentialsProviderError") {
-    return " Sign in to the stage's account first (for example aws sso login, or set AWS_PROFILE).";
-  }
-  if (/^ExpiredToken|^RequestExpired$|^InvalidClientTokenId$|^UnrecognizedClient/.test(name)) {
-    return " Sign in to the stage's account again: the credentials are expired or not valid.";
-  }
-  if (/^AccessDenied|^UnauthorizedOperation$/.test(name)) {
-    return " The credentials need read-only access to it.";
-  }
-  if (/Throttl|TooManyRequests|RequestLimitExceeded|^Timeout|^TimeoutError$|^ECONN|^ENOTFOUND|^EAI_AGAIN/.test(name)) {
-    return " Run preflight again in a minute.";
-  }
-  return "";
-}
+/** What to do about an error that is no decision of the checks. */
+const ADVICE: Record<AwsErrorKind, string> = {
+  "no credentials": " Sign in to the stage's account first (for example aws sso login, or set AWS_PROFILE).",
+  "invalid credentials": " Sign in to the stage's account again: the credentials are expired or not valid.",
+  denied: " The credentials need read-only access to it.",
+  transient: " Run preflight again in a minute.",
+};
 
 /** The one line for an AWS call that failed in a way the checks do not decide on. */
 export function failedCallLine(call: string, error: unknown): string {
-  const { name, message } = errorParts(error);
-  // One line whatever AWS or the network put in the message; never the stack.
-  const text = message.replace(/\s+/g, " ").trim().replace(/\.$/, "");
-  return `${call} failed: ${name}${text ? `: ${text}` : ""}.${hint(name)}`;
+  return awsFailedCallLine(call, error, (kind) => ADVICE[kind]);
 }
 
 /** An AWS call's answer, or the name of an error listed in `decisions`; any other error is a PreflightError. */

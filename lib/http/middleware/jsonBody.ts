@@ -3,6 +3,7 @@ import httpJsonBodyParser from "@middy/http-json-body-parser";
 import type { Context } from "aws-lambda";
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from "../../errors";
 import type { ApiEvent, ApiResult } from "../types";
+import { utf8TextOf } from "../utf8";
 
 /** application/json, optionally with parameters; a charset, if given, must be UTF-8 (RFC 8259). */
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
@@ -21,12 +22,6 @@ function mediaTypeError(contentType: string | undefined): UnsupportedMediaTypeEr
 }
 
 /**
- * Throws on the first byte sequence that is not UTF-8 instead of replacing it with U+FFFD.
- * `ignoreBOM` keeps a leading byte order mark in the text, as decoding did before (JSON refuses it).
- */
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/**
  * The body as text, refusing one whose bytes are not UTF-8 (RFC 8259 §8.1: JSON between systems is
  * UTF-8). Only a body handed over as bytes can be checked. API Gateway (REST, Lambda proxy) passes
  * a body whose media type is not in the API's binaryMediaTypes (this API sets none) as a "UTF8-encoded
@@ -37,16 +32,13 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  * (base64, `isBase64Encoded`: what the gateway does for binary media types, and what the local
  * server does for a body that is not UTF-8) is decoded strictly.
  */
-function bodyText(body: string, isBase64Encoded: boolean, contentType: string | undefined): string {
-  if (!isBase64Encoded) return body;
-  try {
-    return strictUtf8.decode(Buffer.from(body, "base64"));
-  } catch {
-    throw new UnsupportedMediaTypeError(
-      contentType,
-      "The request body is not valid UTF-8: send JSON in UTF-8 with 'Content-Type: application/json'.",
-    );
-  }
+function utf8Text(bytes: Buffer, contentType: string | undefined): string {
+  const text = utf8TextOf(bytes);
+  if (text !== undefined) return text;
+  throw new UnsupportedMediaTypeError(
+    contentType,
+    "The request body is not valid UTF-8: send JSON in UTF-8 with 'Content-Type: application/json'.",
+  );
 }
 
 /**
@@ -60,13 +52,14 @@ export function jsonBody(options: { maxBytes: number }): MiddlewareObj<ApiEvent,
     before: async (request) => {
       const { body, isBase64Encoded } = request.event;
       const raw = typeof body === "string" ? body : "";
-      const bytes = isBase64Encoded ? Buffer.from(raw, "base64").length : Buffer.byteLength(raw, "utf8");
+      const decoded = isBase64Encoded ? Buffer.from(raw, "base64") : undefined;
+      const bytes = decoded ? decoded.length : Buffer.byteLength(raw, "utf8");
       if (bytes > options.maxBytes) throw new PayloadTooLargeError(options.maxBytes);
       const contentType = request.event.headers?.["content-type"];
       const unsupported = mediaTypeError(contentType);
       if (unsupported) throw unsupported;
       // From here on the body is text, whichever way it came.
-      request.event.body = bodyText(raw, isBase64Encoded, contentType);
+      request.event.body = decoded ? utf8Text(decoded, contentType) : raw;
       request.event.isBase64Encoded = false;
       if (bytes === 0) throw new ValidationError("body", "is required: send a JSON object");
       try {

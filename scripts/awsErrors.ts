@@ -1,0 +1,36 @@
+/**
+ * What a person can do about an AWS call that failed, for the commands run against a deployed
+ * stage (preflight, alarms:verify, url, keys): which kind of failure an error's name says, told
+ * once; each command words its own advice.
+ */
+
+export type AwsErrorKind = "no credentials" | "invalid credentials" | "denied" | "transient";
+
+export function errorParts(error: unknown): { name: string; message: string } {
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: "Error", message: String(error) };
+}
+
+/** The kind of failure an AWS error's name says, when it says one a person can act on. */
+export function awsErrorKind(name: string): AwsErrorKind | undefined {
+  if (name === "CredentialsProviderError") return "no credentials";
+  if (/^ExpiredToken|^RequestExpired$|^InvalidClientTokenId$|^UnrecognizedClient/.test(name))
+    return "invalid credentials";
+  // IAM denies as AccessDenied(Exception); EC2-style APIs as UnauthorizedOperation.
+  if (/^AccessDenied|^UnauthorizedOperation$/.test(name)) return "denied";
+  if (/Throttl|TooManyRequests|RequestLimitExceeded|^Timeout|^TimeoutError$|^ECONN|^ENOTFOUND|^EAI_AGAIN/.test(name))
+    return "transient";
+  return undefined;
+}
+
+/**
+ * The one line for a failed call: `<call> failed: <Name>: <message>.` and the command's advice for
+ * its kind (a sentence starting with a space, or ""). One line whatever AWS or the network put in
+ * the message; never the stack.
+ */
+export function failedCallLine(call: string, error: unknown, advice: (kind: AwsErrorKind) => string): string {
+  const { name, message } = errorParts(error);
+  const text = message.replace(/\s+/g, " ").trim().replace(/\.$/, "");
+  const kind = awsErrorKind(name);
+  return `${call} failed: ${name}${text ? `: ${text}` : ""}.${kind ? advice(kind) : ""}`;
+}
