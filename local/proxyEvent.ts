@@ -1,8 +1,12 @@
 /**
  * Turns an HTTP request into the event API Gateway's REST API sends a Lambda proxy integration
- * (payload format 1.0), as the deployed stage would.
+ * (payload format 1.0), as the deployed stage would: the fields of AWS's sample event in "Input format
+ * of a Lambda function for proxy integration"
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-input-format).
+ * The rehearsal checks every event it builds against AWS Powertools' independent schema of that event
+ * (scripts/rehearse/apiGateway.ts, proxyEventProblems).
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import { utf8TextOf } from "../lib/http/utf8";
@@ -64,6 +68,28 @@ function proxyBody(body: string | Uint8Array): Pick<APIGatewayProxyEvent, "body"
     : { body: text, isBase64Encoded: false };
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"] as const;
+
+/**
+ * `$context.requestTime` as API Gateway writes it, in CLF format (`09/Apr/2015:12:34:56 +0000`), always
+ * in UTC: https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-mapping-template-reference.html#context-variable-reference
+ */
+export function apiGatewayRequestTime(date: Date): string {
+  const two = (value: number) => String(value).padStart(2, "0");
+  const day = `${two(date.getUTCDate())}/${MONTHS[date.getUTCMonth()]}/${date.getUTCFullYear()}`;
+  return `${day}:${two(date.getUTCHours())}:${two(date.getUTCMinutes())}:${two(date.getUTCSeconds())} +0000`;
+}
+
+/**
+ * `$context.domainName` and `$context.domainPrefix`: the host the client called, without a port (the
+ * deployed API is reached on 443 only), and its first label.
+ */
+function domainOf(headers: IncomingHttpHeaders): { domainName: string; domainPrefix: string } {
+  const host = `http://${headers.host?.trim() || "localhost"}`;
+  const domainName = URL.canParse(host) ? new URL(host).hostname : "localhost";
+  return { domainName, domainPrefix: domainName.split(".")[0] ?? domainName };
+}
+
 export function toProxyEvent(request: HttpRequestParts): APIGatewayProxyEvent {
   const requestId = randomUUID();
   const now = new Date();
@@ -80,6 +106,10 @@ export function toProxyEvent(request: HttpRequestParts): APIGatewayProxyEvent {
       accountId: "000000000000",
       apiId: "local",
       authorizer: null,
+      ...domainOf(request.headers),
+      // API Gateway's own id of the request, beside the requestId it hands the function: 16
+      // base64 characters, as in its access logs (`Yk1AbGHgIAMEbXw=`).
+      extendedRequestId: randomBytes(11).toString("base64"),
       protocol: "HTTP/1.1",
       httpMethod: request.method,
       identity: {
@@ -102,6 +132,7 @@ export function toProxyEvent(request: HttpRequestParts): APIGatewayProxyEvent {
       path: `${API_BASE_PATH}${request.path}`,
       stage: API_BASE_PATH.slice(1),
       requestId,
+      requestTime: apiGatewayRequestTime(now),
       requestTimeEpoch: now.getTime(),
       resourceId: "local",
       resourcePath: request.resource,

@@ -356,7 +356,7 @@ export class PetStoreStage extends Stage {
       terminationProtection: false,
       tags,
     });
-    this.stack.addDependency(this.dataStack, "the table exists before the functions that use it");
+    this.stack.addStackDependency(this.dataStack, "the table exists before the functions that use it");
     tagResources(this, tags);
   }
 }

@@ -4,9 +4,16 @@
  * integrations, which it answers by invoking the artifact behind the integration's alias with the
  * REST proxy event (payload 1.0) API Gateway would send. The synthetic check and the scenario call
  * it over HTTP, as clients call the deployed stage.
+ *
+ * Every event is checked, before the function sees it, against an independent description of what
+ * API Gateway sends: AWS Powertools' APIGatewayProxyEventSchema. An event that fails it is answered
+ * 502 and recorded in `eventProblems`, so the rehearsal fails on the stand-in rather than pass
+ * handlers an event the real gateway never sends. `methods()` and `called` tell the caller which of
+ * the API's methods the scenario reached.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
+import { APIGatewayProxyEventSchema } from "@aws-lambda-powertools/parser/schemas/api-gateway";
 import { toProxyEvent } from "../../local/proxyEvent";
 import { type CfnResource, resourcesOf } from "./assembly";
 import type { Resolver } from "./resolve";
@@ -21,6 +28,21 @@ export type InvokeAlias = (
   aliasArn: string,
   event: unknown,
 ) => Promise<{ result?: unknown; error?: { errorType: string; errorMessage: string } }>;
+
+/**
+ * What is wrong with `event` as a REST API proxy event (payload 1.0), by Powertools' schema of it
+ * (https://docs.powertools.aws.dev/lambda/typescript/latest/features/parser/#built-in-schemas),
+ * one line per issue; empty when it passes. The schema lets extra keys through, as API Gateway adds
+ * fields over time.
+ */
+export function proxyEventProblems(event: unknown): string[] {
+  const parsed = APIGatewayProxyEventSchema.safeParse(event);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => `${issue.path.join(".") || "(the event)"}: ${issue.message}`);
+}
+
+/** A method's key in `methods()` and `called`: `GET /pets/{petId}`. */
+const methodKey = (httpMethod: string, path: string) => `${httpMethod} ${path}`;
 
 interface Route {
   readonly path: string;
@@ -41,6 +63,10 @@ export class LocalRestApi {
   private port = 0;
   /** Every invocation of a proxy integration: which alias, for which method. */
   readonly invocations: ProxyInvocation[] = [];
+  /** Every proxy event that failed proxyEventProblems: `GET /pets/{petId} (/pets/7): <issues>`. */
+  readonly eventProblems: string[] = [];
+  /** The methods (`methods()` keys) some request reached, whatever the answer. */
+  readonly called = new Set<string>();
 
   constructor(
     private readonly resolver: Resolver,
@@ -80,6 +106,13 @@ export class LocalRestApi {
         },
       );
     });
+  }
+
+  /** Every method of the template's API, MOCK and OPTIONS ones included: `GET /pets`, `OPTIONS /pets`... */
+  methods(): string[] {
+    return this.routes.flatMap((route) =>
+      [...route.methods.keys()].map((httpMethod) => methodKey(httpMethod, route.path)),
+    );
   }
 
   get baseUrl(): string {
@@ -157,6 +190,7 @@ export class LocalRestApi {
     const found = this.match(segments);
     const method = found?.route.methods.get(request.method ?? "GET") ?? found?.route.methods.get("ANY");
     if (!found || !method) return this.gatewayResponse("MISSING_AUTHENTICATION_TOKEN", requestId);
+    this.called.add(methodKey(String(method.Properties?.HttpMethod), found.route.path));
     const integration = (method.Properties?.Integration ?? {}) as Record<string, unknown>;
     if (integration.Type === "MOCK") {
       // With PassthroughBehavior NEVER, a content type without a request template is refused (415).
@@ -193,7 +227,25 @@ export class LocalRestApi {
     const apiId = this.resolver.ref(
       String((method.Properties?.RestApiId as { Ref?: string } | undefined)?.Ref ?? "unknown"),
     );
-    Object.assign(event.requestContext, { accountId: this.resolver.account, apiId, requestId });
+    // What the deployed stage puts there: its account, API id, stage, and execute-api host
+    // (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-mapping-template-reference.html#context-variable-reference).
+    const domainName = `${apiId}.execute-api.${this.resolver.stack.region}.amazonaws.com`;
+    Object.assign(event.requestContext, {
+      accountId: this.resolver.account,
+      apiId,
+      requestId,
+      stage: this.stageName,
+      path: `/${this.stageName}${event.path}`,
+      domainName,
+      domainPrefix: apiId,
+    });
+    const problems = proxyEventProblems(event);
+    if (problems.length > 0) {
+      this.eventProblems.push(
+        `${methodKey(String(method.Properties?.HttpMethod), resource)} (${event.path}): ${problems.join("; ")}`,
+      );
+      return this.gatewayResponse("DEFAULT_5XX", requestId, 502);
+    }
     const methodPath = `${this.stageName}/${method.Properties?.HttpMethod}${resource.replace(/\{[^}]+\}/g, "*")}`;
     this.invocations.push({ aliasArn, methodPath });
     const outcome = await this.invoke(aliasArn, event);
@@ -205,6 +257,11 @@ export class LocalRestApi {
           body?: string;
         }
       | undefined;
+    if (outcome.error?.errorType === "AccessDeniedException") {
+      // API Gateway without permission to invoke the function answers 500 ("Invalid permissions on
+      // Lambda function"): https://repost.aws/knowledge-center/api-gateway-rest-api-lambda-integrations
+      return this.gatewayResponse("DEFAULT_5XX", requestId, 500);
+    }
     if (outcome.error || typeof result?.statusCode !== "number") {
       // A function error or a malformed proxy answer is a 502 from API Gateway.
       return this.gatewayResponse("DEFAULT_5XX", requestId, 502);

@@ -1,11 +1,23 @@
 /**
- * Reads a cloud assembly (`cdk.out`) the way the CDK CLI does before a deploy: the manifest, the
- * nested stage assemblies, each stack's template, pinned environment and file assets. Nothing here
- * knows a stack id or a logical id: stacks and resources are found by walking the manifests and by
- * resource type, so that the rehearsal follows the app as it changes.
+ * Reads a cloud assembly (`cdk.out`) with the CDK's own reader, `aws-cdk-lib/cx-api`, as the CDK CLI
+ * does before a deploy: the manifest (its schema version checked), the nested stage assemblies, each
+ * stack's template, pinned environment, dependencies and file assets. Nothing here knows a stack id
+ * or a logical id: stacks and resources are found by walking the manifests and by resource type, so
+ * that the rehearsal follows the app as it changes.
+ *
+ * https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.cx_api.CloudAssembly.html
+ * https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.cx_api.CloudFormationStackArtifact.html
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { Manifest, VERSION_MISMATCH } from "aws-cdk-lib/cloud-assembly-schema";
+import {
+  AssetManifestArtifact,
+  CloudAssembly,
+  type CloudFormationStackArtifact,
+  UNKNOWN_ACCOUNT,
+  UNKNOWN_REGION,
+} from "aws-cdk-lib/cx-api";
 
 export interface CfnResource {
   readonly Type: string;
@@ -24,9 +36,19 @@ export interface AssemblyStack {
   /** CDK's display name, `Production/PetStore`: what people pass to `cdk deploy`. */
   readonly displayName: string;
   readonly stackName: string;
+  /** The pinned account, or `unknown-account` when the stack is environment-agnostic. */
   readonly account: string;
+  /** The pinned region, or `unknown-region` when the stack is environment-agnostic. */
   readonly region: string;
+  /**
+   * Whether the manifest names a real account and region. A stack synthesized without `env` is
+   * environment-agnostic: its manifest says `aws://unknown-account/unknown-region` and its account
+   * and region are only known at deploy time, so the ARNs the rehearsal derives would be made up.
+   * https://docs.aws.amazon.com/cdk/v2/guide/environments.html
+   */
+  readonly pinned: boolean;
   readonly template: CfnTemplate;
+  /** The template's absolute path (tests that break a template write it back there). */
   readonly templateFile: string;
   /** S3 object key of each file asset → the asset's directory (or file) in the assembly. */
   readonly assets: ReadonlyMap<string, string>;
@@ -36,99 +58,119 @@ export interface AssemblyStack {
   readonly dependencies: readonly string[];
 }
 
+/** The assembly cannot be read as one: the input is wrong, not the rehearsal. */
 export class AssemblyError extends Error {
   override readonly name = "AssemblyError";
 }
 
-interface Manifest {
-  artifacts?: Record<
-    string,
-    {
-      type: string;
-      environment?: string;
-      displayName?: string;
-      dependencies?: string[];
-      properties?: Record<string, unknown>;
-      additionalMetadataFile?: string;
-      metadata?: Record<string, { type: string; data: unknown }[]>;
-    }
-  >;
-}
-
-function readJson<T>(file: string): T {
-  try {
-    return JSON.parse(readFileSync(file, "utf8")) as T;
-  } catch (error) {
-    throw new AssemblyError(`cannot read ${file}: ${(error as Error).message}`);
-  }
-}
+const MANIFEST = "manifest.json";
 
 /** Every CloudFormation stack of the assembly, nested stage assemblies included. */
 export function readAssembly(directory: string): AssemblyStack[] {
   const root = resolve(directory);
-  if (!existsSync(join(root, "manifest.json"))) {
+  if (!existsSync(join(root, MANIFEST))) {
     throw new AssemblyError(
-      `${directory} is not a cloud assembly (no manifest.json); synthesize one with npx cdk synth`,
+      `${directory} is not a cloud assembly (no ${MANIFEST}); synthesize one with npx cdk synth -o ${directory}`,
     );
   }
-  return readStacks(root);
+  const synthCommand = `npx cdk synth -o ${directory}`;
+  // In manifest order, as the CLI loads it ("we sort as we deploy"): staging's stacks before
+  // production's, so the report follows the pipeline.
+  const assembly = reading(join(root, MANIFEST), synthCommand, () => new CloudAssembly(root, { topoSort: false }));
+  loadNestedAssemblies(assembly, synthCommand);
+  return assembly.stacksRecursively.map((stack) => readStack(stack, synthCommand));
 }
 
-function readStacks(dir: string): AssemblyStack[] {
-  const manifest = readJson<Manifest>(join(dir, "manifest.json"));
-  const stacks: AssemblyStack[] = [];
-  const artifacts = Object.entries(manifest.artifacts ?? {});
-  const assetFiles = new Map<string, string>();
-  for (const [id, artifact] of artifacts) {
-    if (artifact.type === "cdk:asset-manifest") assetFiles.set(id, join(dir, String(artifact.properties?.file)));
+/**
+ * Loads each nested (stage) assembly once, so that a broken nested manifest is reported by its own
+ * path; `stacksRecursively` then walks the loaded ones (cx-api keeps each nested assembly it loads).
+ */
+function loadNestedAssemblies(assembly: CloudAssembly, synthCommand: string): void {
+  for (const nested of assembly.nestedAssemblies) {
+    loadNestedAssemblies(
+      reading(join(nested.fullPath, MANIFEST), synthCommand, () => nested.nestedAssembly),
+      synthCommand,
+    );
   }
-  for (const [id, artifact] of artifacts) {
-    if (artifact.type === "cdk:cloud-assembly") {
-      stacks.push(...readStacks(join(dir, String(artifact.properties?.directoryName))));
-    }
-    if (artifact.type !== "aws:cloudformation:stack") continue;
-    const properties = artifact.properties ?? {};
-    const environment = /^aws:\/\/([^/]+)\/(.+)$/.exec(artifact.environment ?? "");
-    const templateFile = join(dir, String(properties.templateFile));
-    const assets = new Map<string, string>();
-    for (const dependency of (properties.additionalDependencies as string[] | undefined) ?? []) {
-      const file = assetFiles.get(dependency);
-      if (!file) continue;
-      const assetManifest = readJson<{
-        files?: Record<string, { source: { path?: string }; destinations: Record<string, { objectKey: string }> }>;
-      }>(file);
-      for (const asset of Object.values(assetManifest.files ?? {})) {
-        if (!asset.source.path) continue;
-        for (const destination of Object.values(asset.destinations)) {
-          assets.set(destination.objectKey, resolve(dirname(file), asset.source.path));
-        }
+}
+
+function readStack(stack: CloudFormationStackArtifact, synthCommand: string): AssemblyStack {
+  const { account, region } = stack.environment;
+  const templateFile = resolve(stack.templateFullPath);
+  const template = reading(templateFile, synthCommand, () => stack.template as CfnTemplate);
+  if (typeof template?.Resources !== "object" || template.Resources === null) {
+    throw new AssemblyError(
+      `${templateFile} is not a CloudFormation template (no Resources); synthesize the assembly again (${synthCommand})`,
+    );
+  }
+  // The CDK writes a stack's metadata into a file of its own, which the manifest names.
+  const metadataFile = join(stack.assembly.directory, stack.manifest.additionalMetadataFile ?? MANIFEST);
+  const constructPaths = new Map(
+    reading(resolve(metadataFile), synthCommand, () => stack.findMetadataByType("aws:cdk:logicalId")).map(
+      (entry) => [String(entry.data), entry.path] as const,
+    ),
+  );
+  return {
+    artifactId: stack.id,
+    // cx-api's own `displayName` adds the stack name in parentheses when it differs from the
+    // artifact id; the hierarchical id is the name `cdk deploy` selects stacks by.
+    displayName: stack.hierarchicalId,
+    stackName: stack.stackName,
+    account,
+    region,
+    pinned: account !== UNKNOWN_ACCOUNT && region !== UNKNOWN_REGION,
+    template,
+    templateFile,
+    assets: fileAssets(stack, synthCommand),
+    constructPaths,
+    dependencies: stack.dependencies.map((dependency) => dependency.id),
+  };
+}
+
+/**
+ * The file assets the CLI publishes before deploying the stack: with the default synthesizer each
+ * stack depends on an asset manifest artifact whose `files` say where each asset's source is (relative
+ * to the asset manifest) and under which S3 object key it is uploaded; the template's
+ * `Code.S3Key` names that key.
+ * https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.cloud_assembly_schema.FileAsset.html
+ */
+function fileAssets(stack: CloudFormationStackArtifact, synthCommand: string): Map<string, string> {
+  const assets = new Map<string, string>();
+  for (const dependency of stack.dependencies) {
+    if (!AssetManifestArtifact.isAssetManifestArtifact(dependency)) continue;
+    const { files } = reading(dependency.file, synthCommand, () => dependency.contents);
+    for (const asset of Object.values(files ?? {})) {
+      // An asset an executable produces at publish time has no source in the assembly to run.
+      if (!asset.source.path) continue;
+      for (const destination of Object.values(asset.destinations)) {
+        assets.set(destination.objectKey, resolve(dirname(dependency.file), asset.source.path));
       }
     }
-    const constructPaths = new Map<string, string>();
-    const metadata =
-      artifact.metadata ??
-      (artifact.additionalMetadataFile && existsSync(join(dir, artifact.additionalMetadataFile))
-        ? readJson<Record<string, { type: string; data: unknown }[]>>(join(dir, artifact.additionalMetadataFile))
-        : {});
-    for (const [path, entries] of Object.entries(metadata)) {
-      for (const entry of entries) {
-        if (entry.type === "aws:cdk:logicalId") constructPaths.set(String(entry.data), path);
-      }
-    }
-    stacks.push({
-      artifactId: id,
-      displayName: artifact.displayName ?? id,
-      stackName: String(properties.stackName ?? id),
-      account: environment?.[1] ?? "unknown-account",
-      region: environment?.[2] ?? "unknown-region",
-      template: readJson<CfnTemplate>(templateFile),
-      templateFile,
-      assets,
-      constructPaths,
-      dependencies: artifact.dependencies ?? [],
-    });
   }
-  return stacks;
+  return assets;
+}
+
+/** `read()`, with whatever it throws turned into one AssemblyError line naming `file`. */
+function reading<T>(file: string, synthCommand: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof AssemblyError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    if (message.includes(VERSION_MISMATCH)) {
+      throw new AssemblyError(
+        `${file} was written by a newer CDK than this project's aws-cdk-lib reads (schema up to ${Manifest.version()}): synthesize it again with this project's CDK (${synthCommand}), or upgrade aws-cdk-lib`,
+      );
+    }
+    const { code, path } = error as NodeJS.ErrnoException;
+    if (code === "ENOENT" && path) {
+      const namedIn = resolve(path) === file ? "" : ` (named in ${file})`;
+      throw new AssemblyError(`${path} does not exist${namedIn}: synthesize the assembly again (${synthCommand})`);
+    }
+    // cx-api appends the whole file to a JSON syntax error, and some of its messages span lines.
+    const reason = (message.split(", while parsing ")[0] ?? message).replace(/\s*\n\s*/g, " ");
+    throw new AssemblyError(`cannot read ${file}: ${reason}; synthesize the assembly again (${synthCommand})`);
+  }
 }
 
 /** The resources of a type, as [logicalId, resource] pairs. */

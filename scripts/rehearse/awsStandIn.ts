@@ -3,8 +3,11 @@
  * named by the fake access key it signed with; the service; the operation; the body) before it
  * answers: DynamoDB calls are forwarded to dynalite, Secrets Manager calls are served from memory,
  * and a call to any other service is recorded and refused, so that a new dependency shows up as a
- * failure to model rather than passing unseen. It also serves the CloudFormation custom-resource
- * response URLs and records what the function answers there.
+ * failure to model rather than passing unseen. Each call is authorized when it is made (the
+ * `authorize` hook: the caller's role, boundary and the resource's policy, and the region it signed
+ * for) and a denied call gets the AccessDeniedException AWS answers, so the function behaves as it
+ * would in AWS. It also serves the CloudFormation custom-resource response URLs, as strictly as the
+ * pre-signed S3 URL they stand for, and records what the function answers there.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
@@ -19,13 +22,67 @@ export interface RecordedCall {
   /** The operation, `GetItem`. */
   readonly operation: string;
   readonly body: Record<string, unknown>;
+  /** The region the request was signed for (its credential scope). */
+  readonly region: string;
+  /** The scenario step during which the call was made. */
+  readonly step?: string;
   /** The HTTP status the stand-in answered. */
   status?: number;
+  /** Why the stand-in refused it (an AccessDeniedException's message, a region mismatch). */
+  refused?: string;
 }
+
+/** AWS's answer to a call refused before the service ran it. */
+export interface Refusal {
+  readonly status: number;
+  /** `AccessDeniedException`, `InvalidSignatureException`. */
+  readonly errorType: string;
+  readonly message: string;
+}
+
+/** Decides, when a call is made, whether AWS would let it through; undefined lets it through. */
+export type Authorizer = (call: RecordedCall) => Promise<Refusal | undefined>;
 
 export interface CustomResourceAnswer {
   readonly path: string;
   readonly body: Record<string, unknown>;
+  /** Why the pre-signed URL refused the answer (CloudFormation never sees a refused answer). */
+  readonly refused?: string;
+}
+
+/**
+ * CloudFormation's ResponseURL is a pre-signed S3 URL for one PUT
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-responses.html): S3
+ * refuses another method or a changed query, a Content-Type the URL was not signed with (the
+ * cfn-response module sends an empty one for that reason:
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cfn-lambda-function-code-cfnresponsemodule.html),
+ * and CloudFormation refuses a body over 4096 bytes or one without the fields it needs.
+ */
+export function responseUrlRefusal(
+  method: string,
+  issuedQuery: string,
+  query: string,
+  contentType: string | undefined,
+  raw: Buffer,
+): string | undefined {
+  if (method !== "PUT")
+    return `${method} to the pre-signed URL (S3 answers 403 SignatureDoesNotMatch: it was signed for PUT)`;
+  if (query !== issuedQuery) return "a changed query string (S3 answers 403 SignatureDoesNotMatch)";
+  if (contentType)
+    return `Content-Type "${contentType}" (S3 answers 403 SignatureDoesNotMatch: the URL was signed with an empty Content-Type)`;
+  if (raw.length > 4096) return `a ${raw.length}-byte body (CloudFormation accepts at most 4096 bytes)`;
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
+  } catch {
+    return "a body that is not JSON";
+  }
+  const missing = ["Status", "RequestId", "StackId", "LogicalResourceId", "PhysicalResourceId"].filter(
+    (field) => typeof body[field] !== "string",
+  );
+  if (body.Status !== "SUCCESS" && body.Status !== "FAILED") missing.push("Status SUCCESS or FAILED");
+  if (body.Status === "FAILED" && typeof body.Reason !== "string") missing.push("Reason (required with FAILED)");
+  return missing.length ? `a body without ${missing.join(", ")}` : undefined;
 }
 
 interface Secret {
@@ -53,6 +110,11 @@ const listen = (server: Server) =>
 export class AwsStandIn {
   readonly calls: RecordedCall[] = [];
   readonly answers: CustomResourceAnswer[] = [];
+  /** The scenario step in progress: every call recorded meanwhile carries it. */
+  step: string | undefined;
+  /** Set by the stage being rehearsed. */
+  authorize: Authorizer | undefined;
+  private readonly issuedResponseUrls = new Map<string, string>();
   private readonly secrets = new Map<string, Secret>();
   private dynalitePort = 0;
   private port = 0;
@@ -112,7 +174,10 @@ export class AwsStandIn {
 
   /** A fresh pre-signed-looking response URL for one custom-resource event. */
   responseUrl(): string {
-    return `${this.endpoint}/cloudformation-response/${randomUUID()}?X-Amz-Signature=rehearsal`;
+    const path = `/cloudformation-response/${randomUUID()}`;
+    const query = `X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=7200&X-Amz-SignedHeaders=host&X-Amz-Signature=${randomUUID().replaceAll("-", "")}`;
+    this.issuedResponseUrls.set(path, query);
+    return `${this.endpoint}${path}?${query}`;
   }
 
   private async handle(
@@ -120,12 +185,37 @@ export class AwsStandIn {
   ): Promise<{ status: number; headers: Record<string, string>; body: string | Buffer }> {
     const raw = await readBody(request);
     if (request.url?.startsWith("/cloudformation-response/")) {
-      this.answers.push({ path: request.url, body: JSON.parse(raw.toString("utf8") || "{}") });
-      return { status: 200, headers: {}, body: "" };
+      const url = new URL(request.url, this.endpoint);
+      const issued = this.issuedResponseUrls.get(url.pathname);
+      const refused =
+        issued === undefined
+          ? "a URL CloudFormation never issued"
+          : responseUrlRefusal(
+              request.method ?? "GET",
+              issued,
+              url.search.slice(1),
+              request.headers["content-type"],
+              raw,
+            );
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(raw.toString("utf8") || "{}") as Record<string, unknown>;
+      } catch {
+        body = {};
+      }
+      this.answers.push({ path: url.pathname, body, ...(refused ? { refused } : {}) });
+      return refused
+        ? {
+            status: 403,
+            headers: { "content-type": "application/xml" },
+            body: "<Error><Code>SignatureDoesNotMatch</Code></Error>",
+          }
+        : { status: 200, headers: {}, body: "" };
     }
     const authorization = String(request.headers.authorization ?? "");
-    const [, accessKeyId = "unsigned", , service = "unknown"] =
-      /Credential=([^/]+)\/([^/]+)\/[^/]+\/([^/]+)\//.exec(authorization) ?? [];
+    // SigV4's credential scope: <access key>/<date>/<region>/<service>/aws4_request.
+    const [, accessKeyId = "unsigned", region = "unknown", service = "unknown"] =
+      /Credential=([^/]+)\/[^/]+\/([^/]+)\/([^/]+)\//.exec(authorization) ?? [];
     const target = String(request.headers["x-amz-target"] ?? "");
     const operation = target.split(".").at(-1) || `${request.method} ${request.url}`;
     let body: Record<string, unknown> = {};
@@ -134,8 +224,22 @@ export class AwsStandIn {
     } catch {
       body = { raw: raw.toString("utf8").slice(0, 200) };
     }
-    const call: RecordedCall = { accessKeyId, service, operation, body };
+    const call: RecordedCall = {
+      accessKeyId,
+      service,
+      operation,
+      body,
+      region,
+      ...(this.step === undefined ? {} : { step: this.step }),
+    };
     this.calls.push(call);
+    const refusal = await this.authorize?.(call);
+    if (refusal) {
+      call.refused = `${refusal.errorType}: ${refusal.message}`;
+      call.status = refusal.status;
+      // The JSON protocols' error shape: https://smithy.io/2.0/aws/protocols/aws-json-1_0-protocol.html#operation-error-serialization
+      return json(refusal.status, { __type: refusal.errorType, message: refusal.message });
+    }
     const answer =
       service === "dynamodb"
         ? await this.forwardToDynalite(request, raw)

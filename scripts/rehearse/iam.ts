@@ -1,13 +1,13 @@
 /**
- * Turns each recorded AWS call into the request IAM evaluates (action, resource ARN, condition
- * keys) and evaluates it with a real IAM policy evaluator, @cloud-copilot/iam-simulate, against the
- * calling function's role policies from the same template. The evaluator is AGPL-3.0 and only ever
- * runs here, in the rehearsal: no function bundle imports it.
+ * Evaluates one IAM request with a real policy evaluator, @cloud-copilot/iam-simulate: the
+ * caller's identity policies, its permission boundary and the resource's own policy, as AWS
+ * evaluates them (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html).
+ * The decision names the statements that allowed or denied, and a deny carries the
+ * AccessDeniedException message AWS would answer. The evaluator is AGPL-3.0 and only ever runs
+ * here, in the rehearsal: no function bundle imports it.
  */
 import { runSimulation, type Simulation } from "@cloud-copilot/iam-simulate";
-import { resourcesOf } from "./assembly";
-import type { RecordedCall } from "./awsStandIn";
-import type { Resolver } from "./resolve";
+import type { NamedPolicy } from "./policies";
 
 export interface IamRequest {
   readonly caller: string;
@@ -16,6 +16,8 @@ export interface IamRequest {
   readonly context: Record<string, string | string[]>;
   /** Why the request is made: the recorded call it comes from, or the rule it checks. */
   readonly because: string;
+  /** The scenario step during which the call was made, when it comes from one. */
+  readonly step?: string;
 }
 
 export interface PolicyStatementRef {
@@ -26,52 +28,28 @@ export interface PolicyStatementRef {
 
 export interface Decision {
   readonly request: IamRequest;
+  /** The principal IAM saw: an assumed-role session ARN or a service principal. */
+  readonly principal: string;
   readonly allowed: boolean;
+  /** `Allowed`, `ImplicitlyDenied`, `ExplicitlyDenied`, or `SimulationError`. */
   readonly result: string;
+  /** The statements that allowed the request (for an allow): the over-grant analysis's evidence. */
+  readonly allowedBy: PolicyStatementRef[];
   /** For a deny: the statements that name the action, and why each did not apply. */
   readonly explanation: string;
+  /** For a deny: the message of the AccessDeniedException AWS answers. */
+  readonly accessDenied?: string;
 }
 
-export interface NamedPolicy {
-  readonly name: string;
-  readonly document: { Version?: string; Statement: Record<string, unknown>[] };
-}
-
-/** The identity policies of a role in the template: its inline policies and the AWS::IAM::Policy resources attached to it. */
-export function rolePolicies(
-  resolver: Resolver,
-  roleLogicalId: string,
-): { policies: NamedPolicy[]; unresolved: string[] } {
-  const { template } = resolver.stack;
-  const role = template.Resources[roleLogicalId];
-  const policies: NamedPolicy[] = [];
-  const unresolved: string[] = [];
-  for (const inline of (role?.Properties?.Policies as { PolicyName: string; PolicyDocument: unknown }[] | undefined) ??
-    []) {
-    policies.push({
-      name: `${roleLogicalId} inline ${inline.PolicyName}`,
-      document: resolver.resolve(inline.PolicyDocument) as NamedPolicy["document"],
-    });
-  }
-  for (const arn of (resolver.resolve(role?.Properties?.ManagedPolicyArns ?? []) as string[]) ?? [])
-    unresolved.push(String(arn));
-  for (const type of ["AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"]) {
-    for (const [logicalId, policy] of resourcesOf(template, type)) {
-      const roles = (policy.Properties?.Roles as { Ref?: string }[] | undefined) ?? [];
-      if (!roles.some((ref) => ref.Ref === roleLogicalId)) continue;
-      policies.push({
-        name: logicalId,
-        document: resolver.resolve(policy.Properties?.PolicyDocument) as NamedPolicy["document"],
-      });
-    }
-  }
-  return { policies, unresolved };
+interface Labelled {
+  readonly documents: { name: string; policy: { Version: string; Statement: Record<string, unknown>[] } }[];
+  readonly statements: Map<string, PolicyStatementRef>;
 }
 
 const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]);
 
-/** Names every statement (policy and position) so that a deny can point at the one to change. */
-function labelled(policies: readonly NamedPolicy[], prefix = "R") {
+/** Names every statement (policy and position) so that a decision can point at the one to change. */
+function labelled(policies: readonly NamedPolicy[], prefix: string): Labelled {
   const statements = new Map<string, PolicyStatementRef>();
   const documents = policies.map((policy, policyIndex) => ({
     name: policy.name,
@@ -92,9 +70,11 @@ function labelled(policies: readonly NamedPolicy[], prefix = "R") {
   return { documents, statements };
 }
 
+/** `GetPetRoleDefaultPolicy… statement 3 (Allow): {Action, Resource, Condition}`, with principal for a resource policy. */
 export function describeStatement(ref: PolicyStatementRef): string {
   const sid = ref.statement.Sid ? ` (Sid ${ref.statement.Sid})` : "";
-  return `${ref.policy} statement ${ref.index + 1}${sid}: ${JSON.stringify({ Action: ref.statement.Action, Resource: ref.statement.Resource, Condition: ref.statement.Condition })}`;
+  const { Effect, Principal, Action, NotAction, Resource, NotResource, Condition } = ref.statement;
+  return `${ref.policy} statement ${ref.index + 1}${sid}: ${JSON.stringify({ Effect, Principal, Action, NotAction, Resource, NotResource, Condition })}`;
 }
 
 const accountOf = (arn: string, fallback: string) => arn.split(":")[4] || fallback;
@@ -110,6 +90,7 @@ const renameKey = (key: string) => {
   const match = ENCRYPTION_CONTEXT.exec(key);
   return match ? `aws:RequestTag/kms-EncryptionContext-${(match[1] ?? "").replaceAll(":", ".")}` : key;
 };
+const originalKey = (key: string) => key.replace(/^aws:RequestTag\/kms-EncryptionContext-/, "kms:EncryptionContext:");
 function renameConditionKeys<T>(value: T): T {
   if (Array.isArray(value)) return value.map(renameConditionKeys) as T;
   if (value === null || typeof value !== "object") return value;
@@ -118,20 +99,43 @@ function renameConditionKeys<T>(value: T): T {
   ) as T;
 }
 
+export interface EvaluationOptions {
+  /** An ARN (an assumed-role session) or a service principal (`logs.eu-west-1.amazonaws.com`). */
+  readonly principal: string;
+  readonly principalAccount: string;
+  readonly identityPolicies?: readonly NamedPolicy[];
+  readonly permissionBoundaries?: readonly NamedPolicy[];
+  /** The resource's own policy (table, secret, topic, key, function, or a role's trust policy). */
+  readonly resourcePolicy?: NamedPolicy;
+}
+
+interface StatementAnalysis {
+  explain?: {
+    identifier?: string;
+    conditions?: { operator: string; conditionKeyValue: string; unmatchedValues?: string[]; matches?: boolean }[];
+  };
+  actionMatch?: boolean;
+  resourceMatch?: boolean;
+}
+type Analysis = {
+  denyStatements?: StatementAnalysis[];
+  allowStatements?: StatementAnalysis[];
+  unmatchedStatements?: StatementAnalysis[];
+};
+
 /**
- * Evaluates one request. `principal` is an ARN or a service principal (`logs.eu-west-1.amazonaws.com`);
- * `resourcePolicy` is the resource's own policy (topic policy, key policy, trust policy) when it has one.
+ * The message of the AccessDeniedException AWS answers, in the shape IAM documents:
+ * https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_access-denied.html#access_denied_error_messages
+ * ("User: <principal> is not authorized to perform: <action> on resource: <arn> because ...").
  */
-export async function evaluate(
-  request: IamRequest,
-  options: {
-    principal: string;
-    principalAccount: string;
-    identityPolicies?: readonly NamedPolicy[];
-    resourcePolicy?: NamedPolicy;
-  },
-): Promise<Decision> {
-  const identity = labelled(options.identityPolicies ?? []);
+function accessDeniedMessage(request: IamRequest, principal: string, reason: string): string {
+  // An explicit deny reads "... with an explicit deny in a <policy type>"; an implicit one "... because no <policy type> allows ...".
+  return `User: ${principal} is not authorized to perform: ${request.action} on resource: ${request.resource} ${reason.startsWith("with ") ? reason : `because ${reason}`}`;
+}
+
+export async function evaluate(request: IamRequest, options: EvaluationOptions): Promise<Decision> {
+  const identity = labelled(options.identityPolicies ?? [], "I");
+  const boundary = labelled(options.permissionBoundaries ?? [], "B");
   const resource = options.resourcePolicy ? labelled([options.resourcePolicy], "P") : undefined;
   const simulation: Simulation = {
     request: {
@@ -145,185 +149,102 @@ export async function evaluate(
     identityPolicies: identity.documents,
     serviceControlPolicies: [],
     resourceControlPolicies: [],
+    ...(boundary.documents.length ? { permissionBoundaryPolicies: boundary.documents } : {}),
     ...(resource ? { resourcePolicy: resource.documents[0]?.policy } : {}),
   };
   const response = await runSimulation(simulation, {});
+  const base = { request, principal: options.principal, allowedBy: [] as PolicyStatementRef[] };
   if (response.resultType === "error") {
+    const explanation = JSON.stringify(response.errors).slice(0, 600);
     return {
-      request,
+      ...base,
       allowed: false,
       result: "SimulationError",
-      explanation: JSON.stringify(response.errors).slice(0, 600),
+      explanation,
+      accessDenied: accessDeniedMessage(
+        request,
+        options.principal,
+        `the policy could not be evaluated: ${explanation}`,
+      ),
     };
   }
   const result = response.overallResult;
-  const allowed = result === "Allowed";
-  let explanation = "";
-  if (!allowed && response.resultType === "single") {
-    const analysis = response.result.analysis as unknown as Record<
-      string,
-      { denyStatements?: unknown[]; unmatchedStatements?: unknown[] } | undefined
-    >;
-    const lines: string[] = [];
-    const statementsOf = (section: string, key: "denyStatements" | "unmatchedStatements") =>
-      (analysis[section]?.[key] ?? []) as {
-        // The evaluator's statement objects answer their Sid as the explanation's identifier.
-        explain?: {
-          identifier?: string;
-          conditions?: { operator: string; conditionKeyValue: string; unmatchedValues?: string[] }[];
-        };
-        actionMatch?: boolean;
-        resourceMatch?: boolean;
-        conditionMatch?: string;
-      }[];
-    for (const [section, refs] of [
-      ["identityAnalysis", identity.statements],
-      ["resourceAnalysis", resource?.statements ?? new Map()],
-    ] as const) {
-      for (const denied of statementsOf(section, "denyStatements")) {
-        const ref = refs.get(denied.explain?.identifier ?? "");
-        if (ref) lines.push(`explicitly denied by ${describeStatement(ref)}`);
-      }
-      for (const unmatched of statementsOf(section, "unmatchedStatements")) {
-        if (!unmatched.actionMatch) continue;
-        const ref = refs.get(unmatched.explain?.identifier ?? "");
-        if (!ref) continue;
-        const reasons: string[] = [];
-        if (!unmatched.resourceMatch) reasons.push(`its Resource does not match ${request.resource}`);
-        for (const condition of unmatched.explain?.conditions ?? []) {
-          if (condition.unmatchedValues?.length || (condition as { matches?: boolean }).matches === false) {
-            const key =
-              Object.keys(request.context).find(
-                (name) => renameKey(name).toLowerCase() === condition.conditionKeyValue.toLowerCase(),
-              ) ?? condition.conditionKeyValue;
-            reasons.push(
-              `its condition ${condition.operator} ${key.replace(/^aws:RequestTag\/kms-EncryptionContext-/, "kms:EncryptionContext:")} does not hold for ${JSON.stringify(request.context[key] ?? "(absent)")}`,
-            );
-          }
-        }
-        lines.push(`${describeStatement(ref)} names the action, but ${reasons.join("; ") || "it does not apply"}`);
-      }
-    }
-    explanation = lines.length
-      ? lines.join("\n")
-      : `no statement of ${[...(options.identityPolicies ?? []), ...(options.resourcePolicy ? [options.resourcePolicy] : [])].map((policy) => policy.name).join(", ") || "any policy"} grants ${request.action}`;
-  }
-  return { request, allowed, result, explanation };
-}
-
-/** The partition key attribute of a table, from the template. */
-function hashKeyOf(
-  resolver: Resolver,
-  tableName: string,
-  indexName?: string,
-): { key?: string; tableLogicalId?: string } {
-  for (const { logicalId, resource: table, resolver: owner } of resolver.tables()) {
-    if (owner.ref(logicalId) !== tableName) continue;
-    const schema = indexName
-      ? (
-          table.Properties?.GlobalSecondaryIndexes as
-            | { IndexName: string; KeySchema: { AttributeName: string; KeyType: string }[] }[]
-            | undefined
-        )?.find((index) => index.IndexName === indexName)?.KeySchema
-      : (table.Properties?.KeySchema as { AttributeName: string; KeyType: string }[] | undefined);
-    return { key: schema?.find((entry) => entry.KeyType === "HASH")?.AttributeName, tableLogicalId: logicalId };
-  }
-  return {};
-}
-
-const attributeText = (value: unknown): string | undefined => {
-  const typed = value as { S?: string; N?: string; B?: string } | undefined;
-  return typed?.S ?? typed?.N ?? typed?.B;
-};
-
-/** The partition key values of a Query, from its key condition (`pk = :pk`, `#pk = :v`). */
-function queryLeadingKeys(body: Record<string, unknown>, hashKey: string): string[] {
-  const names = (body.ExpressionAttributeNames ?? {}) as Record<string, string>;
-  const values = (body.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
-  const keys: string[] = [];
-  for (const match of String(body.KeyConditionExpression ?? "").matchAll(/([#\w]+)\s*=\s*(:\w+)/g)) {
-    const [, name = "", placeholder = ""] = match;
-    if ((names[name] ?? name) === hashKey) {
-      const text = attributeText(values[placeholder]);
-      if (text !== undefined) keys.push(text);
-    }
-  }
-  return keys;
-}
-
-/** The IAM requests one recorded call makes; `unmodelled` when the rehearsal cannot say. */
-export function requestsOf(
-  call: RecordedCall,
-  caller: string,
-  resolver: Resolver,
-): { requests: IamRequest[]; unmodelled?: string } {
-  const { region, account } = resolver;
-  const because = `${call.service}:${call.operation}`;
-  if (call.service === "dynamodb") {
-    const tableName = String(call.body.TableName ?? "");
-    const indexName = call.body.IndexName === undefined ? undefined : String(call.body.IndexName);
-    const tableArn = `arn:aws:dynamodb:${region}:${account}:table/${tableName}`;
-    const resource = indexName ? `${tableArn}/index/${indexName}` : tableArn;
-    const { key } = hashKeyOf(resolver, tableName, indexName);
-    const action = `dynamodb:${call.operation}`;
-    // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html:
-    // dynamodb:LeadingKeys holds the partition key values an item request or a Query names.
-    let leadingKeys: string[] | undefined;
-    if (["GetItem", "DeleteItem", "UpdateItem"].includes(call.operation)) {
-      leadingKeys = [attributeText((call.body.Key as Record<string, unknown>)?.[key ?? ""])].filter(
-        (v): v is string => v !== undefined,
-      );
-    } else if (call.operation === "PutItem") {
-      leadingKeys = [attributeText((call.body.Item as Record<string, unknown>)?.[key ?? ""])].filter(
-        (v): v is string => v !== undefined,
-      );
-    } else if (call.operation === "Query") {
-      leadingKeys = queryLeadingKeys(call.body, key ?? "");
-    } else if (call.operation !== "Scan" && call.operation !== "DescribeTable") {
-      return {
-        requests: [],
-        unmodelled: `dynamodb:${call.operation} (batch and transaction requests are not modelled)`,
-      };
-    }
+  const analysis = (response.resultType === "single" ? response.result.analysis : {}) as unknown as Record<
+    string,
+    Analysis | undefined
+  >;
+  const sections = [
+    ["identityAnalysis", identity.statements, "identity-based policy"],
+    ["permissionBoundaryAnalysis", boundary.statements, "permissions boundary"],
+    ["resourceAnalysis", resource?.statements ?? new Map<string, PolicyStatementRef>(), "resource-based policy"],
+  ] as const;
+  const refs = (section: string, key: keyof Analysis, statements: Map<string, PolicyStatementRef>) =>
+    (analysis[section]?.[key] ?? [])
+      .map((entry) => ({ entry, ref: statements.get(entry.explain?.identifier ?? "") }))
+      .filter((found): found is { entry: StatementAnalysis; ref: PolicyStatementRef } => found.ref !== undefined);
+  if (result === "Allowed") {
     return {
-      requests: [
-        { caller, action, resource, context: leadingKeys ? { "dynamodb:LeadingKeys": leadingKeys } : {}, because },
-      ],
+      ...base,
+      allowed: true,
+      result,
+      allowedBy: [
+        ...refs("identityAnalysis", "allowStatements", identity.statements),
+        ...refs("resourceAnalysis", "allowStatements", resource?.statements ?? new Map()),
+      ].map(({ ref }) => ref),
+      explanation: "",
     };
   }
-  if (call.service === "secretsmanager") {
-    const secretId = String(call.body.SecretId ?? "");
-    const requests: IamRequest[] = [
-      { caller, action: `secretsmanager:${call.operation}`, resource: secretId, context: {}, because },
-    ];
-    // A secret encrypted with a customer managed key is read (and written) through KMS on the
-    // caller's behalf: https://docs.aws.amazon.com/secretsmanager/latest/userguide/security-encryption.html
-    for (const [logicalId, secret] of resourcesOf(resolver.stack.template, "AWS::SecretsManager::Secret")) {
-      if (resolver.ref(logicalId) !== secretId || secret.Properties?.KmsKeyId === undefined) continue;
-      const keyArn = String(resolver.resolve(secret.Properties.KmsKeyId));
-      const kmsAction = call.operation === "GetSecretValue" ? "kms:Decrypt" : "kms:GenerateDataKey";
-      requests.push({
-        caller,
-        action: kmsAction,
-        resource: keyArn,
-        context: { "kms:ViaService": `secretsmanager.${region}.amazonaws.com`, "kms:CallerAccount": account },
-        because: `${because} of a secret encrypted with ${logicalId}'s key`,
-      });
-    }
-    return { requests };
-  }
-  return { requests: [], unmodelled: `${call.service}:${call.operation} (no stand-in models this service)` };
-}
-
-/** The key policy of a KMS key ARN of the template, if it is one. */
-export function keyPolicyOf(resolver: Resolver, keyArn: string): NamedPolicy | undefined {
-  for (const [logicalId, key] of resourcesOf(resolver.stack.template, "AWS::KMS::Key")) {
-    if (resolver.getAtt(logicalId, "Arn") === keyArn || resolver.ref(logicalId) === keyArn) {
-      return {
-        name: `${logicalId} key policy`,
-        document: resolver.resolve(key.Properties?.KeyPolicy) as NamedPolicy["document"],
-      };
+  const lines: string[] = [];
+  let reason = "";
+  for (const [section, statements, kind] of sections) {
+    for (const { ref } of refs(section, "denyStatements", statements)) {
+      lines.push(`explicitly denied by ${describeStatement(ref)}`);
+      reason ||= `with an explicit deny in a ${kind}`;
     }
   }
-  return undefined;
+  for (const [section, statements] of sections) {
+    for (const { entry, ref } of refs(section, "unmatchedStatements", statements)) {
+      if (!entry.actionMatch || ref.statement.Effect !== "Allow") continue;
+      const reasons: string[] = [];
+      if (!entry.resourceMatch) reasons.push(`its Resource does not match ${request.resource}`);
+      for (const condition of entry.explain?.conditions ?? []) {
+        if (condition.unmatchedValues?.length || condition.matches === false) {
+          const key =
+            Object.keys(request.context).find(
+              (name) => renameKey(name).toLowerCase() === condition.conditionKeyValue.toLowerCase(),
+            ) ?? originalKey(condition.conditionKeyValue);
+          reasons.push(
+            `its condition ${condition.operator} ${originalKey(key)} does not hold for ${JSON.stringify(request.context[key] ?? "(absent)")}`,
+          );
+        }
+      }
+      lines.push(`${describeStatement(ref)} names the action, but ${reasons.join("; ") || "it does not apply"}`);
+    }
+  }
+  if (!reason) {
+    const boundaryAllows =
+      !options.permissionBoundaries?.length || analysis.permissionBoundaryAnalysis?.allowStatements?.length;
+    // A service principal has no identity policies: only a resource-based policy can let it in.
+    const servicePrincipal = !options.principal.startsWith("arn:");
+    const kind = !boundaryAllows
+      ? "permissions boundary"
+      : servicePrincipal || (!options.identityPolicies?.length && options.resourcePolicy)
+        ? "resource-based policy"
+        : "identity-based policy";
+    reason = `no ${kind} allows the ${request.action} action`;
+  }
+  const consulted = [
+    ...(options.identityPolicies ?? []),
+    ...(options.permissionBoundaries ?? []),
+    ...(options.resourcePolicy ? [options.resourcePolicy] : []),
+  ];
+  return {
+    ...base,
+    allowed: false,
+    result,
+    explanation: lines.length
+      ? lines.join("\n")
+      : `no statement of ${consulted.map((policy) => policy.name).join(", ") || "any policy"} grants ${request.action}`,
+    accessDenied: accessDeniedMessage(request, options.principal, reason),
+  };
 }

@@ -5,8 +5,16 @@
  * environment variables the template sets (resolved), those Lambda itself sets, and endpoint
  * overrides that send every AWS call to the local stand-ins. Nothing else from this machine's
  * environment or the repository is reachable.
+ *
+ * Lambda's limits hold: an invocation gets one execution environment to itself, and one that has not
+ * answered within the function's timeout is answered `Sandbox.Timedout` and its environment thrown
+ * away (the next invocation cold-starts a new one); the Init phase is limited to 10 seconds, after
+ * which Lambda runs init again within the first invocation, under the function's timeout:
+ * https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html#runtimes-lifecycle-ib
+ * So a hung handler or a hung init never hangs the rehearsal.
  */
 import { type ChildProcess, fork } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -41,41 +49,105 @@ export interface LambdaFunctionSpec {
 /** The Node majors the rehearsal can run, by Lambda runtime id. */
 const nodeFor: Record<string, () => Promise<string>> = { "nodejs24.x": () => ensureNode(NODE_VERSIONS.lambda) };
 
+/**
+ * "The Init phase is limited to 10 seconds. If all three tasks do not complete within 10 seconds,
+ * Lambda retries the Init phase at the time of the first function invocation with the configured
+ * function timeout." (on-demand functions; provisioned concurrency and SnapStart differ):
+ * https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html#runtimes-lifecycle-ib
+ */
+export const INIT_LIMIT_SECONDS = 10;
+
+/**
+ * Lambda's answer to an invocation past the function's timeout, as its runtime API server writes it
+ * (`RequestId: … Error: Task timed out after 3.00 seconds`, errorType `Sandbox.Timedout`; the
+ * seconds are the configured timeout with two decimals). Source: the Lambda Runtime Interface
+ * Emulator, https://github.com/aws/aws-lambda-runtime-interface-emulator (cmd/localstack and
+ * rapidcore, ErrInvokeTimeout), matching what Lambda's Invoke returns.
+ */
+export function timedOutError(requestId: string, timeoutSeconds: number): FunctionError {
+  return {
+    errorType: "Sandbox.Timedout",
+    errorMessage: `RequestId: ${requestId} Error: Task timed out after ${timeoutSeconds.toFixed(2)} seconds`,
+  };
+}
+
 export class RuntimeUnavailableError extends Error {
   override readonly name = "RuntimeUnavailableError";
 }
 
+/** Shorter limits, for tests only: the rehearsal runs with Lambda's. */
+export interface RuntimeLimits {
+  readonly initSeconds?: number;
+}
+
+const TIMED_OUT = Symbol("timed out");
+
+/** `promise`, or TIMED_OUT once `deadline` (epoch ms) has passed. */
+async function before<T>(promise: Promise<T>, deadline: number): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([promise, expiry]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One execution environment: a runtime process, and what it was asked and has not answered yet. */
+interface Environment {
+  readonly child: ChildProcess;
+  /** Resolves with the init error, or undefined once the handler has loaded. No limit of its own. */
+  ready: Promise<FunctionError | undefined>;
+  readonly pending: Map<number, (outcome: InvokeOutcome) => void>;
+  exited: boolean;
+  /** Its Init phase passed the limit: the next invocation it serves runs init again first. */
+  initTimedOut: boolean;
+}
+
 export class RunningFunction {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (value: InvokeOutcome) => void }>();
   private output = "";
+  private invocationCount = 0;
+  private timeoutCount = 0;
+  /** Environments free for the next invocation; busy ones are out of this list until they answer. */
+  private readonly idle: Environment[] = [];
+  private readonly environments = new Set<Environment>();
+  private stopped = false;
+  /** The first environment's init (at start, as a deploy's first cold start): its error, or undefined. */
+  readonly initialized: Promise<FunctionError | undefined>;
+
   private constructor(
     readonly spec: LambdaFunctionSpec,
-    private readonly child: ChildProcess,
+    private readonly binary: string,
+    private readonly runtimeDir: string,
+    private readonly taskRoot: string,
+    private readonly env: Readonly<Record<string, string>>,
     private readonly workDir: string,
-    /** Resolves with the init error, or undefined once the handler has loaded. */
-    readonly initialized: Promise<FunctionError | undefined>,
+    private readonly initLimitMs: number,
   ) {
-    child.on("message", (message: { type: string; id?: number; result?: unknown; error?: FunctionError }) => {
-      if (message.type !== "result" || message.id === undefined) return;
-      this.pending.get(message.id)?.resolve(message.error ? { error: message.error } : { result: message.result });
-      this.pending.delete(message.id);
-    });
-    child.on("exit", () => {
-      for (const waiting of this.pending.values()) {
-        waiting.resolve({ error: { errorType: "Runtime.ExitError", errorMessage: this.logTail() } });
-      }
-      this.pending.clear();
-    });
-    child.stdout?.on("data", (chunk) => {
-      this.output = (this.output + chunk).slice(-20_000);
-    });
-    child.stderr?.on("data", (chunk) => {
-      this.output = (this.output + chunk).slice(-20_000);
+    this.initialized = this.coldStart().then(({ environment, initError }) => {
+      if (!this.stopped) this.idle.push(environment);
+      return initError;
     });
   }
 
-  static async start(spec: LambdaFunctionSpec, overrides: Readonly<Record<string, string>>): Promise<RunningFunction> {
+  /** Invocations asked of the function (each counts once, whatever its outcome). */
+  get invocations(): number {
+    return this.invocationCount;
+  }
+
+  /** Invocations answered Sandbox.Timedout. */
+  get timeouts(): number {
+    return this.timeoutCount;
+  }
+
+  static async start(
+    spec: LambdaFunctionSpec,
+    overrides: Readonly<Record<string, string>>,
+    limits: RuntimeLimits = {},
+  ): Promise<RunningFunction> {
     const node = nodeFor[spec.runtime];
     if (!node) {
       throw new RuntimeUnavailableError(
@@ -100,6 +172,7 @@ export class RunningFunction {
       AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb),
       AWS_LAMBDA_FUNCTION_VERSION: "$LATEST",
       AWS_LAMBDA_LOG_GROUP_NAME: spec.logGroupName,
+      AWS_LAMBDA_LOG_STREAM_NAME: "2026/01/01/[$LATEST]rehearsal",
       AWS_LAMBDA_FUNCTION_TIMEOUT: String(spec.timeoutSeconds),
       LAMBDA_TASK_ROOT: taskRoot,
       LAMBDA_RUNTIME_DIR: runtimeDir,
@@ -111,23 +184,89 @@ export class RunningFunction {
       AWS_SESSION_TOKEN: "rehearsal-session",
       ...overrides,
     };
-    const child = fork(join(runtimeDir, "bootstrap.mjs"), [], {
-      cwd: taskRoot,
+    return new RunningFunction(
+      spec,
+      binary,
+      runtimeDir,
+      taskRoot,
       env,
-      execPath: binary,
+      workDir,
+      (limits.initSeconds ?? INIT_LIMIT_SECONDS) * 1000,
+    );
+  }
+
+  /** A new runtime process, loading the handler. */
+  private launch(): Environment {
+    const child = fork(join(this.runtimeDir, "bootstrap.mjs"), [], {
+      cwd: this.taskRoot,
+      env: this.env,
+      execPath: this.binary,
       execArgv: [],
       stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
-    const initialized = new Promise<FunctionError | undefined>((resolve) => {
+    const environment: Environment = {
+      child,
+      ready: Promise.resolve(undefined),
+      pending: new Map(),
+      exited: false,
+      initTimedOut: false,
+    };
+    environment.ready = new Promise((resolve) => {
       child.on("message", (message: { type: string; error?: FunctionError }) => {
         if (message.type === "ready") resolve(undefined);
         if (message.type === "initError") resolve(message.error);
       });
-      child.on("exit", (code) =>
-        resolve({ errorType: "Runtime.ExitError", errorMessage: `exited with ${code} during init` }),
+      child.on("exit", (code, signal) =>
+        resolve({ errorType: "Runtime.ExitError", errorMessage: `exited with ${code ?? signal} during init` }),
       );
+      // The process could not be started at all: Lambda's Runtime.InvalidEntrypoint.
+      child.on("error", (error) => {
+        environment.exited = true;
+        resolve({ errorType: "Runtime.InvalidEntrypoint", errorMessage: String(error) });
+      });
     });
-    return new RunningFunction(spec, child, workDir, initialized);
+    child.on("message", (message: { type: string; id?: number; result?: unknown; error?: FunctionError }) => {
+      if (message.type !== "result" || message.id === undefined) return;
+      environment.pending.get(message.id)?.(message.error ? { error: message.error } : { result: message.result });
+      environment.pending.delete(message.id);
+    });
+    child.on("exit", () => {
+      environment.exited = true;
+      for (const answer of environment.pending.values()) {
+        answer({ error: { errorType: "Runtime.ExitError", errorMessage: this.logTail() } });
+      }
+      environment.pending.clear();
+    });
+    const keep = (chunk: Buffer) => {
+      this.output = (this.output + chunk.toString()).slice(-20_000);
+    };
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    this.environments.add(environment);
+    return environment;
+  }
+
+  /** Lambda's cold start: a new environment whose Init phase has INIT_LIMIT_SECONDS. */
+  private async coldStart(): Promise<{ environment: Environment; initError: FunctionError | undefined }> {
+    const environment = this.launch();
+    const initError = await before(environment.ready, Date.now() + this.initLimitMs);
+    if (initError !== TIMED_OUT) return { environment, initError };
+    // Lambda logs `INIT_REPORT Init Duration: 10000.00 ms Phase: init Status: timeout` and keeps the
+    // environment for the first invocation, which runs init again.
+    this.kill(environment);
+    environment.initTimedOut = true;
+    return {
+      environment,
+      initError: {
+        errorType: "Sandbox.Timedout",
+        errorMessage: `INIT_REPORT Init Duration: ${this.initLimitMs.toFixed(2)} ms Phase: init Status: timeout (the handler did not load within Lambda's ${this.initLimitMs / 1000}-second Init phase; Lambda retries init within the first invocation, under the function's timeout)`,
+      },
+    };
+  }
+
+  private kill(environment: Environment): void {
+    environment.child.kill("SIGKILL");
+    this.environments.delete(environment);
   }
 
   logTail(): string {
@@ -135,17 +274,75 @@ export class RunningFunction {
   }
 
   async invoke(event: unknown, invokedFunctionArn = this.spec.functionArn): Promise<InvokeOutcome> {
-    const initError = await this.initialized;
-    if (initError) return { error: initError };
+    this.invocationCount += 1;
+    const requestId = randomUUID();
+    // The first environment, started with the function, serves the first invocation.
+    await this.initialized;
+    // One invocation at a time per environment, as Lambda: a free one, else a cold start.
+    let environment = this.takeIdle();
+    if (!environment) {
+      const started = await this.coldStart();
+      environment = started.environment;
+    }
+    const initError = environment.initTimedOut ? undefined : await environment.ready;
+    if (initError) return this.release(environment, { error: initError });
+    const deadline = Date.now() + this.spec.timeoutSeconds * 1000;
+    if (environment.initTimedOut) {
+      // Lambda's retry of a timed-out init, within this invocation and under the function's
+      // timeout, which the handler then shares. Here: a new process in the old one's place.
+      environment = this.launch();
+      const retriedError = await before(environment.ready, deadline);
+      if (retriedError === TIMED_OUT) return this.timedOut(environment, requestId);
+      if (retriedError) return this.release(environment, { error: retriedError });
+    }
     const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.pending.set(id, { resolve });
-      this.child.send({ type: "invoke", id, event, invokedFunctionArn });
+    const serving = environment;
+    const answered = new Promise<InvokeOutcome>((resolve) => {
+      serving.pending.set(id, resolve);
+      serving.child.send(
+        { type: "invoke", id, event, invokedFunctionArn, requestId, deadlineMs: deadline },
+        (error) => {
+          if (error)
+            resolve({ error: { errorType: "Runtime.ExitError", errorMessage: this.logTail() || String(error) } });
+        },
+      );
     });
+    const outcome = await before(answered, deadline);
+    serving.pending.delete(id);
+    if (outcome === TIMED_OUT) return this.timedOut(serving, requestId);
+    return this.release(serving, outcome);
+  }
+
+  /** A free environment that can still serve: alive, or waiting to run its timed-out init again. */
+  private takeIdle(): Environment | undefined {
+    for (let environment = this.idle.pop(); environment; environment = this.idle.pop()) {
+      if (environment.initTimedOut || !environment.exited) return environment;
+      this.environments.delete(environment);
+    }
+    return undefined;
+  }
+
+  /** The environment goes back to the pool unless it died (Lambda resets a crashed environment). */
+  private release(environment: Environment, outcome: InvokeOutcome): InvokeOutcome {
+    if (this.stopped) return outcome;
+    if (environment.exited) this.environments.delete(environment);
+    else this.idle.push(environment);
+    return outcome;
+  }
+
+  /** Lambda's answer past the timeout: the environment is thrown away, the next invocation cold-starts. */
+  private timedOut(environment: Environment, requestId: string): InvokeOutcome {
+    this.timeoutCount += 1;
+    environment.pending.clear();
+    this.kill(environment);
+    return { error: timedOutError(requestId, this.spec.timeoutSeconds) };
   }
 
   stop(): void {
-    this.child.kill("SIGKILL");
+    this.stopped = true;
+    for (const environment of this.environments) environment.child.kill("SIGKILL");
+    this.environments.clear();
+    this.idle.length = 0;
     rmSync(this.workDir, { recursive: true, force: true });
   }
 }

@@ -1,17 +1,33 @@
 /**
  * The rehearsal of one cloud assembly: every stage stack brought up locally (./stage.ts), its
- * scenario run (./scenario.ts), every AWS call the artifacts made checked against the caller's role
- * (./iam.ts), the calls each role must never be allowed checked denied (./mustDeny.ts), and the
- * calls AWS services make on the stage's behalf checked against its resource and key policies
- * (./servicePrincipals.ts).
+ * scenario run (./scenario.ts) with every AWS call the artifacts make authorized when it is made,
+ * against every policy AWS evaluates (./policies.ts, ./iam.ts), and refused with AWS's own
+ * AccessDeniedException when denied; the calls AWS services make on the stage's behalf checked
+ * (./servicePrincipals.ts); least privilege checked both ways (./leastPrivilege.ts): what the
+ * roles are granted and no call used, and every other action of each service on every resource
+ * the roles could name. Nothing in the assembly may go undriven.
  */
+import { deployedStages } from "../../infra/deployment";
 import { itemKeys } from "../../lib/db/table";
+import type { Allowance } from "./allowances";
 import { type AssemblyStack, readAssembly, resourcesOf } from "./assembly";
-import { AwsStandIn } from "./awsStandIn";
-import { type Decision, evaluate, keyPolicyOf, requestsOf, rolePolicies } from "./iam";
+import { AwsStandIn, type Refusal } from "./awsStandIn";
+import { type Decision, evaluate, type IamRequest } from "./iam";
+import {
+  committedAllowances,
+  leastPrivilegeOfRoles,
+  type OverGrant,
+  overGrants,
+  type RoleUse,
+  type VisibleResource,
+  visibleResource,
+} from "./leastPrivilege";
 import { mustDenyRequests } from "./mustDeny";
-import type { ScenarioCheck } from "./scenario";
-import { runScenario } from "./scenario";
+import { functionPolicyOf, type RoleGrants, resourcePolicyOf, roleGrants } from "./policies";
+import { failureBlocks, overGrantText } from "./report";
+import { requestsOf } from "./requests";
+import { Resolver } from "./resolve";
+import { type ExpectedCall, runScenario, type ScenarioCheck } from "./scenario";
 import { servicePrincipalChecks } from "./servicePrincipals";
 import { StageRehearsal } from "./stage";
 
@@ -23,14 +39,32 @@ export interface StageReport {
   readonly skipped: { logicalId: string; reason: string }[];
   readonly redirected: string[];
   readonly scenario: ScenarioCheck[];
+  readonly expectedCalls: ExpectedCall[];
+  /** Every AWS call the artifacts made (and Lambda made with their roles), as IAM decided it. */
   readonly calls: Decision[];
-  readonly unmodelled: { caller: string; call: string }[];
+  readonly unmodelled: { caller: string; call: string; step?: string }[];
+  /** Calls signed for another region than the stage's. */
+  readonly wrongRegion: { caller: string; call: string; region: string; step?: string }[];
   readonly mustDeny: Decision[];
   readonly services: { decision: Decision; expected: "allow" | "deny" }[];
+  readonly overGrants: (OverGrant & { rolePath: string })[];
+  /** Roles whose function failed or was refused a call: their unused grants are not judged. */
+  readonly notAssessed: string[];
+  /** Parts of the assembly the rehearsal did not drive: each is a failure. */
+  readonly undriven: string[];
+  /** Managed policies or boundaries that could not be read. */
+  readonly policyProblems: string[];
+  /** API proxy events the independent schema refused. */
+  readonly eventProblems: string[];
+  /** Errors the functions answered (init errors, timeouts, exceptions), by function and type. */
+  readonly functionErrors: { caller: string; errorType: string; errorMessage: string; steps: string[] }[];
 }
 
 export interface RehearsalReport {
   readonly stages: StageReport[];
+  /** Problems of the assembly as a whole: empty, unpinned, roles outside stages over-granted, stale allowances. */
+  readonly assemblyProblems: string[];
+  /** One block per root cause. */
   readonly failures: string[];
 }
 
@@ -40,147 +74,372 @@ const isStageStack = (stack: AssemblyStack) => resourcesOf(stack.template, "AWS:
 export interface RehearseOptions {
   /** Only the stage stacks whose display name this matches (tests that break one stage). */
   readonly only?: RegExp;
+  /** The reviewed allowances (./allowances.ts); tests pass their own. */
+  readonly allowances?: readonly Allowance[];
+}
+
+/** A role's construct path without its stage: what an allowance names (`PetStore/CreatePet/Role`). */
+function rolePathOf(stack: AssemblyStack, roleLogicalId: string): string {
+  const path = (stack.constructPaths.get(roleLogicalId) ?? `/${stack.displayName}/${roleLogicalId}`)
+    .replace(/^\//, "")
+    .replace(/\/Resource$/, "");
+  const stage = stack.displayName.includes("/") ? `${stack.displayName.split("/")[0]}/` : "";
+  return stage && path.startsWith(stage) ? path.slice(stage.length) : path;
+}
+
+/** Every resource of the assembly a role could name in a request, with its IAM resource type. */
+async function visibleResources(stacks: readonly AssemblyStack[]): Promise<VisibleResource[]> {
+  const arns = new Set<string>();
+  for (const stack of stacks) {
+    const resolver = new Resolver(stack, stacks);
+    for (const [logicalId, resource] of Object.entries(stack.template.Resources)) {
+      const arn = (() => {
+        switch (resource.Type) {
+          case "AWS::DynamoDB::Table":
+          case "AWS::DynamoDB::GlobalTable":
+          case "AWS::KMS::Key":
+          case "AWS::Lambda::Function":
+            return resolver.getAtt(logicalId, "Arn");
+          case "AWS::SecretsManager::Secret":
+          case "AWS::SNS::Topic":
+          case "AWS::Lambda::Alias":
+            return resolver.ref(logicalId);
+          case "AWS::Logs::LogGroup":
+            return resolver.getAtt(logicalId, "Arn").replace(/:\*$/, "");
+          default:
+            return undefined;
+        }
+      })();
+      if (arn) arns.add(arn);
+      for (const index of (resource.Properties?.GlobalSecondaryIndexes as { IndexName: string }[] | undefined) ?? []) {
+        arns.add(`${resolver.getAtt(logicalId, "Arn")}/index/${index.IndexName}`);
+      }
+    }
+    // A table of no stage: a role must not reach beyond the stage's own.
+    arns.add(`arn:aws:dynamodb:${stack.region}:${stack.account}:table/another-table`);
+  }
+  const classified = await Promise.all([...arns].map((arn) => visibleResource(arn)));
+  return classified.filter((resource): resource is VisibleResource => resource !== undefined);
 }
 
 export async function rehearseAssembly(directory: string, options: RehearseOptions = {}): Promise<RehearsalReport> {
   const stacks = readAssembly(directory);
+  const allowances = options.allowances ?? committedAllowances;
+  const matchedAllowances = new Set<Allowance>();
+  const assemblyProblems: string[] = [];
   const stageStacks = stacks.filter(isStageStack);
+  if (stageStacks.length === 0) {
+    assemblyProblems.push(
+      `${directory} holds no stage stack (no stack with a Lambda function of its own): there is nothing to rehearse, so the rehearsal fails rather than pass on nothing`,
+    );
+  }
+  // A partial assembly (a stage missing) would rehearse, and deploy, less than the app defines.
+  if (stageStacks.length > 0) {
+    for (const stage of Object.values(deployedStages)) {
+      if (!stageStacks.some((stack) => stack.displayName.startsWith(`${stage.id}/`))) {
+        assemblyProblems.push(
+          `${directory} has no stack of the ${stage.id} stage (${stage.stackName}): it is partial, so the rehearsal cannot vouch for that stage; synthesize the whole app (npx cdk synth -o DIR)`,
+        );
+      }
+    }
+  }
+  for (const stack of stacks.filter((candidate) => !candidate.pinned)) {
+    assemblyProblems.push(
+      `${stack.displayName} is not pinned to an account and region (aws://${stack.account}/${stack.region}): a deploy could land anywhere, and the rehearsal cannot resolve its ARNs. Set the stage's account and region (cdk.json context <stage>:account and <stage>:region, or -c) and synthesize again`,
+    );
+  }
+  const visible = await visibleResources(stacks);
   const standIn = new AwsStandIn();
   await standIn.start();
   const stages: StageReport[] = [];
   try {
     for (const [index, stack] of stageStacks.entries()) {
       if (options.only && !options.only.test(stack.displayName)) continue;
-      const stage = new StageRehearsal(stack, stacks, standIn, index);
-      const firstCall = standIn.calls.length;
-      try {
-        await stage.start();
-        const scenario = await runScenario(stage, standIn);
-        const calls: Decision[] = [];
-        const unmodelled: StageReport["unmodelled"] = [];
-        const seen = new Set<string>();
-        for (const call of standIn.calls.slice(firstCall)) {
-          const fn = stage.byAccessKey(call.accessKeyId);
-          const caller = fn?.logicalId ?? `unknown caller ${call.accessKeyId}`;
-          const { requests, unmodelled: reason } = requestsOf(call, caller, stage.resolver);
-          if (reason) unmodelled.push({ caller, call: reason });
-          for (const request of requests) {
-            const key = JSON.stringify([request.caller, request.action, request.resource, request.context]);
-            if (seen.has(key)) continue;
-            seen.add(key);
-            calls.push(await evaluateForFunction(stage, fn?.roleLogicalId, request));
-          }
-        }
-        // What Lambda itself does with the role for each function: write its logs, and send its
-        // traces when active tracing is on.
-        for (const fn of stage.functions) {
-          const tracing = stack.template.Resources[fn.logicalId]?.Properties?.TracingConfig as
-            | { Mode?: string }
-            | undefined;
-          if (tracing?.Mode === "Active") {
-            for (const action of ["xray:PutTraceSegments", "xray:PutTelemetryRecords"]) {
-              calls.push(
-                await evaluateForFunction(stage, fn.roleLogicalId, {
-                  caller: fn.logicalId,
-                  action,
-                  resource: "*",
-                  context: {},
-                  because: "Lambda sends the function's traces with its role (active tracing)",
-                }),
-              );
-            }
-          }
-          const stream = `arn:aws:logs:${stack.region}:${stack.account}:log-group:${fn.spec.logGroupName}:log-stream:2026/01/01/[$LATEST]rehearsal`;
-          for (const action of ["logs:CreateLogStream", "logs:PutLogEvents"]) {
-            calls.push(
-              await evaluateForFunction(stage, fn.roleLogicalId, {
-                caller: fn.logicalId,
-                action,
-                resource: stream,
-                context: {},
-                because: "Lambda writes the function's logs with its role",
-              }),
-            );
-          }
-        }
-        const mustDeny: Decision[] = [];
-        for (const { roleLogicalId, request } of mustDenyRequests(
-          stage,
-          stageStacks,
-          itemKeys.apiKeyPartition,
-          stacks,
-        )) {
-          mustDeny.push(await evaluateForFunction(stage, roleLogicalId, request));
-        }
-        stages.push({
-          stack: stack.displayName,
-          account: stack.account,
-          region: stack.region,
-          functions: stage.functions.map((fn) => fn.logicalId),
-          skipped: stage.skipped,
-          redirected: stage.functions.flatMap((fn) =>
-            Object.entries(fn.redirected).map(([name, { from, to }]) => `${fn.logicalId} ${name}: ${from} → ${to}`),
-          ),
-          scenario,
-          calls,
-          unmodelled,
-          mustDeny,
-          services: await servicePrincipalChecks(stage),
-        });
-      } finally {
-        await stage.stop();
-      }
+      stages.push(
+        await rehearseStage(stack, stacks, stageStacks, standIn, index, visible, allowances, matchedAllowances),
+      );
     }
   } finally {
     await standIn.stop();
   }
-  return { stages, failures: failuresOf(stages) };
-}
-
-async function evaluateForFunction(
-  stage: StageRehearsal,
-  roleLogicalId: string | undefined,
-  request: Decision["request"],
-): Promise<Decision> {
-  const { resolver } = stage;
-  const { policies } = roleLogicalId ? rolePolicies(resolver, roleLogicalId) : { policies: [] };
-  const roleName = roleLogicalId ? resolver.ref(roleLogicalId) : "unknown-role";
-  const resourcePolicy = request.resource.includes(":kms:") ? keyPolicyOf(resolver, request.resource) : undefined;
-  return evaluate(request, {
-    principal: `arn:aws:sts::${resolver.account}:assumed-role/${roleName}/${request.caller}`,
-    principalAccount: resolver.account,
-    identityPolicies: policies,
-    ...(resourcePolicy ? { resourcePolicy } : {}),
-  });
-}
-
-function failuresOf(stages: readonly StageReport[]): string[] {
-  const failures: string[] = [];
-  for (const stage of stages) {
-    const where = `${stage.stack} (${stage.account}, ${stage.region})`;
-    for (const check of stage.scenario.filter((candidate) => !candidate.ok)) {
-      failures.push(`${where}: ${check.caller}: ${check.name} failed: ${check.detail}`);
+  // Roles of stacks with no function (the account stack's): nothing the rehearsal runs uses them,
+  // so everything they are granted needs an allowance.
+  const accountRoles: (OverGrant & { rolePath: string })[] = [];
+  for (const stack of stacks.filter((candidate) => !isStageStack(candidate))) {
+    const resolver = new Resolver(stack, stacks);
+    for (const [roleLogicalId] of resourcesOf(stack.template, "AWS::IAM::Role")) {
+      const grants = roleGrants(resolver, roleLogicalId);
+      assemblyProblems.push(...grants.problems.map((problem) => `${stack.displayName}: ${problem}`));
+      const rolePath = rolePathOf(stack, roleLogicalId);
+      for (const grant of await overGrants(grants, rolePath, [], allowances, matchedAllowances)) {
+        accountRoles.push({ ...grant, rolePath });
+      }
     }
-    for (const entry of stage.unmodelled) failures.push(`${where}: ${entry.caller} calls ${entry.call}`);
-    for (const decision of stage.calls.filter((candidate) => !candidate.allowed)) {
-      const { request } = decision;
-      failures.push(
-        `${where}: ${request.caller} would be denied ${request.action} on ${request.resource} with ${JSON.stringify(request.context)} (${request.because}); ${decision.result}:\n    ${decision.explanation.replaceAll("\n", "\n    ")}`,
-      );
-    }
-    for (const decision of stage.mustDeny.filter((candidate) => candidate.allowed)) {
-      const { request } = decision;
-      failures.push(
-        `${where}: ${request.caller} is allowed ${request.action} on ${request.resource} with ${JSON.stringify(request.context)}, which it must never be (${request.because})`,
-      );
-    }
-    for (const { decision, expected } of stage.services) {
-      if (decision.allowed === (expected === "allow")) continue;
-      const { request } = decision;
-      failures.push(
-        `${where}: ${request.caller} ${expected === "allow" ? "is denied" : "is allowed"} ${request.action} on ${request.resource} with ${JSON.stringify(request.context)} (${request.because})${decision.explanation ? `:\n    ${decision.explanation.replaceAll("\n", "\n    ")}` : ""}`,
+  }
+  for (const grant of accountRoles) assemblyProblems.push(overGrantText(grant, "its stack runs no function"));
+  if (!options.only) {
+    for (const allowance of allowances.filter((candidate) => !matchedAllowances.has(candidate))) {
+      assemblyProblems.push(
+        `the allowance for ${allowance.role} (${allowance.actions.join(", ")} on ${allowance.resource}) matched no grant: remove it from scripts/rehearse/allowances.ts (its reason was: ${allowance.reason})`,
       );
     }
   }
-  return failures;
+  return { stages, assemblyProblems, failures: failureBlocks(stages, assemblyProblems) };
+}
+
+async function rehearseStage(
+  stack: AssemblyStack,
+  stacks: readonly AssemblyStack[],
+  stageStacks: readonly AssemblyStack[],
+  standIn: AwsStandIn,
+  index: number,
+  visible: readonly VisibleResource[],
+  allowances: readonly Allowance[],
+  matchedAllowances: Set<Allowance>,
+): Promise<StageReport> {
+  const stage = new StageRehearsal(stack, stacks, standIn, index);
+  const { resolver } = stage;
+  const grantsCache = new Map<string, RoleGrants>();
+  const grantsOf = (roleLogicalId: string) => {
+    let grants = grantsCache.get(roleLogicalId);
+    if (!grants) {
+      grants = roleGrants(resolver, roleLogicalId);
+      grantsCache.set(roleLogicalId, grants);
+    }
+    return grants;
+  };
+  const evaluateForRole = (roleLogicalId: string | undefined, request: IamRequest): Promise<Decision> => {
+    const grants = roleLogicalId ? grantsOf(roleLogicalId) : undefined;
+    const roleName = roleLogicalId ? resolver.ref(roleLogicalId) : "unknown-role";
+    const resourcePolicy = resourcePolicyOf(resolver, request.resource);
+    return evaluate(request, {
+      principal: `arn:aws:sts::${resolver.account}:assumed-role/${roleName}/${request.caller}`,
+      principalAccount: resolver.account,
+      identityPolicies: grants?.identityPolicies ?? [],
+      permissionBoundaries: grants?.permissionBoundaries ?? [],
+      ...(resourcePolicy ? { resourcePolicy } : {}),
+    });
+  };
+
+  const calls: Decision[] = [];
+  const unmodelled: StageReport["unmodelled"] = [];
+  const wrongRegion: StageReport["wrongRegion"] = [];
+  // Every call is authorized when it is made, as AWS does, and a denied one is refused with AWS's
+  // error: the function then behaves as it would in AWS (a 500 from the API, a FAILED custom resource).
+  standIn.authorize = async (call): Promise<Refusal | undefined> => {
+    const fn = stage.byAccessKey(call.accessKeyId);
+    const caller = fn?.logicalId ?? `unknown caller ${call.accessKeyId}`;
+    const step = call.step === undefined ? {} : { step: call.step };
+    if (call.region !== stack.region) {
+      wrongRegion.push({ caller, call: `${call.service}:${call.operation}`, region: call.region, ...step });
+      // SigV4's answer to a credential scope of another region than the endpoint's.
+      return {
+        status: 400,
+        errorType: "InvalidSignatureException",
+        message: `Credential should be scoped to a valid region, not '${call.region}'.`,
+      };
+    }
+    const { requests, unmodelled: reason } = requestsOf(call, caller, resolver);
+    if (reason) unmodelled.push({ caller, call: reason, ...step });
+    let denied: Decision | undefined;
+    for (const request of requests) {
+      const decision = await evaluateForRole(fn?.roleLogicalId, request);
+      calls.push(decision);
+      if (!decision.allowed) denied ??= decision;
+    }
+    return denied ? { status: 400, errorType: "AccessDeniedException", message: denied.accessDenied ?? "" } : undefined;
+  };
+
+  // Each invocation by a service is authorized when it is made too: API Gateway by the function's
+  // permissions for the method's source ARN, the scheduler by its role and the function's permissions.
+  stage.authorizeInvocation = async (invocation) => {
+    const roleLogicalId = invocation.roleArn
+      ? resourcesOf(stack.template, "AWS::IAM::Role").find(
+          ([id]) => resolver.getAtt(id, "Arn") === invocation.roleArn,
+        )?.[0]
+      : undefined;
+    const grants = roleLogicalId ? grantsOf(roleLogicalId) : undefined;
+    const resourcePolicy = functionPolicyOf(resolver, invocation.invokedArn);
+    const decision = await evaluate(
+      {
+        caller: invocation.service,
+        action: "lambda:InvokeFunction",
+        resource: invocation.invokedArn,
+        context: invocation.sourceArn
+          ? { "aws:SourceArn": invocation.sourceArn, "aws:SourceAccount": resolver.account }
+          : {},
+        because: `${invocation.service} invoking the function`,
+        ...(standIn.step === undefined ? {} : { step: standIn.step }),
+      },
+      {
+        principal: roleLogicalId
+          ? `arn:aws:sts::${resolver.account}:assumed-role/${resolver.ref(roleLogicalId)}/${invocation.service}`
+          : invocation.service,
+        principalAccount: resolver.account,
+        identityPolicies: grants?.identityPolicies ?? [],
+        permissionBoundaries: grants?.permissionBoundaries ?? [],
+        ...(resourcePolicy ? { resourcePolicy } : {}),
+      },
+    );
+    calls.push(decision);
+    return decision.allowed ? undefined : decision.accessDenied;
+  };
+  try {
+    await stage.start();
+    const { checks: scenario, expectedCalls } = await runScenario(stage, standIn);
+    standIn.authorize = undefined;
+    // What Lambda itself does with the role for each function: write its logs, and send its
+    // traces when active tracing is on.
+    for (const fn of stage.functions) {
+      const tracing = stack.template.Resources[fn.logicalId]?.Properties?.TracingConfig as
+        | { Mode?: string }
+        | undefined;
+      if (tracing?.Mode === "Active") {
+        for (const action of ["xray:PutTraceSegments", "xray:PutTelemetryRecords"]) {
+          calls.push(
+            await evaluateForRole(fn.roleLogicalId, {
+              caller: fn.logicalId,
+              action,
+              resource: "*",
+              context: {},
+              because: "Lambda sends the function's traces with its role (active tracing)",
+            }),
+          );
+        }
+      }
+      const stream = `arn:aws:logs:${stack.region}:${stack.account}:log-group:${fn.spec.logGroupName}:log-stream:2026/01/01/[$LATEST]rehearsal`;
+      for (const action of ["logs:CreateLogStream", "logs:PutLogEvents"]) {
+        calls.push(
+          await evaluateForRole(fn.roleLogicalId, {
+            caller: fn.logicalId,
+            action,
+            resource: stream,
+            context: {},
+            because: "Lambda writes the function's logs with its role",
+          }),
+        );
+      }
+    }
+    const services = await servicePrincipalChecks(stage);
+
+    // Least privilege, for each role: what its function called and what services did with it.
+    // A role whose function's calls were refused or which failed could not be exercised fully, so
+    // its unused grants are not judged: the failure that stopped it is the root cause to fix first.
+    const mustDeny: Decision[] = [];
+    for (const { roleLogicalId, request } of mustDenyRequests(stage, stageStacks, itemKeys.apiKeyPartition, stacks)) {
+      mustDeny.push(await evaluateForRole(roleLogicalId, request));
+    }
+    const stopped = new Set([
+      ...calls.filter((decision) => !decision.allowed).map((decision) => decision.request.caller),
+      ...unmodelled.map((entry) => entry.caller),
+      ...wrongRegion.map((entry) => entry.caller),
+      ...stage.functions.filter((fn) => fn.errors.length > 0 || fn.refusedInvocations > 0).map((fn) => fn.logicalId),
+    ]);
+    const roles: RoleUse[] = resourcesOf(stack.template, "AWS::IAM::Role").map(([roleLogicalId]) => {
+      const caller = stage.functions.find((fn) => fn.roleLogicalId === roleLogicalId)?.logicalId ?? roleLogicalId;
+      return {
+        roleLogicalId,
+        rolePath: rolePathOf(stack, roleLogicalId),
+        caller,
+        principal: `arn:aws:sts::${resolver.account}:assumed-role/${resolver.ref(roleLogicalId)}/${caller}`,
+        grants: grantsOf(roleLogicalId),
+        assessed: !stopped.has(caller),
+      };
+    });
+    const privilege = await leastPrivilegeOfRoles(roles, [...calls, ...services.map((service) => service.decision)], {
+      visible,
+      allowances,
+      matchedAllowances,
+      evaluate: (role, request) => evaluateForRole(role.roleLogicalId, request),
+      resourcePolicyOf: (arn) => resourcePolicyOf(resolver, arn),
+    });
+    mustDeny.push(...privilege.mustDeny);
+
+    const undriven = undrivenParts(stage, expectedCalls, calls, stopped);
+    return {
+      stack: stack.displayName,
+      account: stack.account,
+      region: stack.region,
+      functions: stage.functions.map((fn) => fn.logicalId),
+      skipped: stage.skipped,
+      redirected: stage.functions.flatMap((fn) =>
+        Object.entries(fn.redirected).map(([name, { from, to }]) => `${fn.logicalId} ${name}: ${from} → ${to}`),
+      ),
+      scenario,
+      expectedCalls,
+      calls,
+      unmodelled,
+      wrongRegion,
+      mustDeny,
+      services,
+      overGrants: privilege.overGrants,
+      notAssessed: roles.filter((role) => !role.assessed).map((role) => role.roleLogicalId),
+      undriven,
+      policyProblems: [...new Set(roles.flatMap((role) => role.grants.problems))],
+      eventProblems: stage.api ? [...stage.api.eventProblems] : [],
+      functionErrors: stage.functions.flatMap((fn) => {
+        const byType = new Map<string, { caller: string; errorType: string; errorMessage: string; steps: string[] }>();
+        for (const error of fn.errors) {
+          const entry = byType.get(error.errorType) ?? {
+            caller: fn.logicalId,
+            errorType: error.errorType,
+            errorMessage: error.errorMessage,
+            steps: [],
+          };
+          if (error.step && !entry.steps.includes(error.step)) entry.steps.push(error.step);
+          byType.set(error.errorType, entry);
+        }
+        return [...byType.values()];
+      }),
+    };
+  } finally {
+    standIn.authorize = undefined;
+    await stage.stop();
+  }
+}
+
+/**
+ * Nothing rehearsed is optional: every function, alias and API method must have been driven, and
+ * each scenario step must have made the AWS call it exists to exercise (unless its function failed
+ * or was refused a call, which is then the root cause reported).
+ */
+export function undrivenParts(
+  stage: Pick<StageRehearsal, "skipped" | "aliases" | "invokedAliases"> & {
+    readonly functions: readonly Pick<
+      StageRehearsal["functions"][number],
+      "logicalId" | "invocations" | "refusedInvocations"
+    >[];
+    readonly api?: { methods(): string[]; readonly called: ReadonlySet<string> } | undefined;
+  },
+  expectedCalls: readonly ExpectedCall[],
+  calls: readonly Decision[],
+  stopped: ReadonlySet<string>,
+): string[] {
+  const undriven = [
+    ...stage.skipped.map((skipped) => `function ${skipped.logicalId} was not run: ${skipped.reason}`),
+    ...stage.functions
+      .filter((fn) => fn.invocations === 0 && fn.refusedInvocations === 0)
+      .map((fn) => `function ${fn.logicalId} was never invoked by any scenario step`),
+    ...[...stage.aliases.keys()]
+      .filter((alias) => !stage.invokedAliases.has(alias))
+      .map((alias) => `alias ${alias} was never invoked`),
+    ...(stage.api?.methods() ?? [])
+      .filter((method) => !stage.api?.called.has(method))
+      .map((method) => `API method ${method} was never called`),
+  ];
+  for (const expected of expectedCalls) {
+    if (stopped.has(expected.caller)) continue;
+    const made = calls.some(
+      (decision) =>
+        decision.request.step === expected.step &&
+        decision.request.caller === expected.caller &&
+        decision.request.action === expected.action,
+    );
+    if (!made) {
+      undriven.push(
+        `step "${expected.step}" made no ${expected.action} call from ${expected.caller}, which it exists to exercise`,
+      );
+    }
+  }
+  return undriven;
 }

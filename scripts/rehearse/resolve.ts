@@ -35,13 +35,18 @@ export class Resolver {
    * stage keeps its table in a data stack of its own), each with the resolver of its stack.
    */
   tables(): { logicalId: string; resource: CfnResource; resolver: Resolver }[] {
+    return this.acrossStacks("AWS::DynamoDB::GlobalTable", "AWS::DynamoDB::Table");
+  }
+
+  /** The resources of these types in this stack and the stacks it is deployed after, each with its stack's resolver. */
+  acrossStacks(...types: string[]): { logicalId: string; resource: CfnResource; resolver: Resolver }[] {
     const owners = [
       this.stack,
       ...this.allStacks.filter((other) => this.stack.dependencies.includes(other.artifactId)),
     ];
     return owners.flatMap((owner) => {
       const resolver = owner === this.stack ? this : new Resolver(owner, this.allStacks);
-      return ["AWS::DynamoDB::GlobalTable", "AWS::DynamoDB::Table"].flatMap((type) =>
+      return types.flatMap((type) =>
         resourcesOf(owner.template, type).map(([logicalId, resource]) => ({ logicalId, resource, resolver })),
       );
     });

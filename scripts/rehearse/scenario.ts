@@ -8,6 +8,11 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  CloudFormationCustomResourceCreateSchema,
+  CloudFormationCustomResourceDeleteSchema,
+  CloudFormationCustomResourceUpdateSchema,
+} from "@aws-lambda-powertools/parser/schemas/cloudformation-custom-resource";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { hasApiKeyShape, issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
@@ -26,17 +31,43 @@ export interface ScenarioCheck {
   readonly name: string;
   readonly ok: boolean;
   readonly detail: string;
+  /** The scenario step(s) whose answer the check looks at (`POST /v1/pets`), to join a denied call to what its client saw. */
+  readonly steps?: readonly string[];
+}
+
+/** An AWS call a scenario step must make: without it the step did not exercise what it claims to. */
+export interface ExpectedCall {
+  readonly step: string;
+  readonly caller: string;
+  readonly action: string;
 }
 
 interface HttpAnswer {
   status: number;
   headers: Headers;
   json: unknown;
+  step: string;
 }
 
-export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): Promise<ScenarioCheck[]> {
+/** CloudFormation's custom resource events, checked against AWS's published schema (Powertools parser), not our own builder. */
+const customResourceSchemas = {
+  Create: CloudFormationCustomResourceCreateSchema,
+  Update: CloudFormationCustomResourceUpdateSchema,
+  Delete: CloudFormationCustomResourceDeleteSchema,
+} as const;
+
+export async function runScenario(
+  stage: StageRehearsal,
+  standIn: AwsStandIn,
+): Promise<{ checks: ScenarioCheck[]; expectedCalls: ExpectedCall[] }> {
   const checks: ScenarioCheck[] = [];
-  const check = (caller: string, name: string, ok: boolean, detail = "") => checks.push({ caller, name, ok, detail });
+  const expectedCalls: ExpectedCall[] = [];
+  const check = (caller: string, name: string, ok: boolean, detail = "", steps?: string[]) =>
+    checks.push({ caller, name, ok, detail, ...(steps ? { steps } : {}) });
+  const begin = (step: string) => {
+    standIn.step = step;
+    return step;
+  };
   const { template } = stage.stack;
   const stageName = (stage.functions
     .map((fn) => fn.spec.environment.PETSTORE_STAGE)
@@ -73,10 +104,21 @@ export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): P
     )
     .map(([logicalId, resource]) => {
       const properties = stage.resolver.resolve(resource.Properties ?? {}) as Record<string, unknown>;
-      const target = stage.functions.find((fn) => fn.spec.functionArn === properties.ServiceToken);
+      const target = stage.functionOfArn(String(properties.ServiceToken));
       return { logicalId, type: resource.Type, properties, target };
     })
-    .filter((entry): entry is typeof entry & { target: StageFunction } => entry.target !== undefined);
+    .filter((entry): entry is typeof entry & { target: StageFunction } => {
+      // Nothing rehearsed is optional: a service token that names no function of the stage fails.
+      if (entry.target === undefined) {
+        check(
+          `custom resource ${entry.logicalId}`,
+          "its ServiceToken names a function of the stage",
+          false,
+          `${String(entry.properties.ServiceToken)} is no function, alias or version of the stage`,
+        );
+      }
+      return entry.target !== undefined;
+    });
 
   const physicalIds = new Map<string, string>();
   const customResourceEvent = async (
@@ -85,6 +127,7 @@ export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): P
     properties: Record<string, unknown>,
     oldProperties?: Record<string, unknown>,
   ) => {
+    const step = begin(`CloudFormation ${requestType} of ${resource.logicalId}`);
     const requestId = randomUUID();
     const responseUrl = standIn.responseUrl();
     const event = {
@@ -99,9 +142,18 @@ export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): P
       ...(oldProperties ? { OldResourceProperties: oldProperties } : {}),
       ...(requestType === "Create" ? {} : { PhysicalResourceId: physicalIds.get(resource.logicalId) }),
     };
-    const outcome = await resource.target.running?.invoke(event);
+    const shape = customResourceSchemas[requestType].safeParse(event);
+    check(
+      resource.target.spec.label,
+      `CloudFormation's ${requestType} event for ${resource.logicalId} has the shape AWS publishes`,
+      shape.success,
+      shape.success ? "" : JSON.stringify(shape.error.issues).slice(0, 400),
+      [step],
+    );
+    const outcome = await stage.invoke(resource.target, event, String(properties.ServiceToken));
     const path = new URL(responseUrl).pathname;
-    const answer = standIn.answers.find((candidate) => candidate.path.startsWith(path))?.body;
+    const answered = standIn.answers.find((candidate) => candidate.path === path);
+    const answer = answered?.refused ? undefined : answered?.body;
     const ok =
       answer?.Status === "SUCCESS" && answer.RequestId === requestId && typeof answer.PhysicalResourceId === "string";
     if (ok) physicalIds.set(resource.logicalId, String(answer.PhysicalResourceId));
@@ -109,9 +161,12 @@ export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): P
       resource.target.spec.label,
       `CloudFormation ${requestType} of ${resource.logicalId} answers SUCCESS at the response URL`,
       ok,
-      answer
-        ? `${answer.Status}${answer.Reason ? `: ${answer.Reason}` : ""}`
-        : `no answer (${JSON.stringify(outcome?.error ?? null)})`,
+      answered?.refused
+        ? `the pre-signed response URL refused ${answered.refused}`
+        : answer
+          ? `${answer.Status}${answer.Reason ? `: ${answer.Reason}` : ""}`
+          : `no answer (${JSON.stringify(outcome?.error ?? null)})`,
+      [step],
     );
   };
 
@@ -123,6 +178,18 @@ export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): P
   let key: string | undefined;
   for (const resource of customResources) {
     await customResourceEvent(resource, "Create", resource.properties);
+    if (secretOf(resource)) {
+      expectedCalls.push({
+        step: `CloudFormation Create of ${resource.logicalId}`,
+        caller: resource.target.logicalId,
+        action: "secretsmanager:PutSecretValue",
+      });
+      expectedCalls.push({
+        step: `CloudFormation Create of ${resource.logicalId}`,
+        caller: resource.target.logicalId,
+        action: "dynamodb:PutItem",
+      });
+    }
     const secret = secretOf(resource);
     const text = secret ? standIn.secretText(secret) : undefined;
     if (text && hasApiKeyShape(text, stageName)) key = text;
@@ -135,22 +202,64 @@ export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): P
     // clients'. A client's key, made as an operator makes one (`npm run keys`, straight into the
     // table, not a function's call), drives the clients' part of the table through the same contract.
     const keyTable = customResources.map((resource) => resource.properties.TableName).find(Boolean);
-    await apiScenario(api.baseUrl, key, stageName, (name, ok, detail) => check(`API ${stageName}`, name, ok, detail));
+    const steps = await apiScenario(
+      api.baseUrl,
+      key,
+      stageName,
+      (name, ok, detail, step) => check(`API ${stageName}`, name, ok, detail, [step]),
+      begin,
+    );
+    expectedCalls.push(...apiExpectedCalls(stage, steps));
     const clientKey =
       typeof keyTable === "string" ? await issueClientKey(standIn, stage.stack.region, keyTable, stageName) : undefined;
     check(`API ${stageName}`, "a client's key can be issued into the stage's table", clientKey !== undefined);
     if (clientKey)
-      await apiScenario(api.baseUrl, clientKey, stageName, (name, ok, detail) =>
-        check(`API ${stageName}, a client's key`, name, ok, detail),
+      await apiScenario(
+        api.baseUrl,
+        clientKey,
+        stageName,
+        (name, ok, detail, step) => check(`API ${stageName}, a client's key`, name, ok, detail, [step]),
+        begin,
       );
+  } else if (api) {
+    // Nothing rehearsed is optional: without a key the whole contract would be skipped unseen.
+    check(
+      `API ${stageName}`,
+      "the API contract runs with the key the custom resource provisioned",
+      false,
+      customResources.length
+        ? "no custom resource left a key of the stage in its secret, so no API method could be driven"
+        : "the stage has no custom resource serving it a key, so no API method could be driven",
+    );
   }
 
   // The scheduler's invocation of each scheduled project function, with the target's input.
-  for (const [, schedule] of resourcesOf(template, "AWS::Scheduler::Schedule")) {
+  for (const [scheduleId, schedule] of resourcesOf(template, "AWS::Scheduler::Schedule")) {
     const target = stage.resolver.resolve(schedule.Properties?.Target ?? {}) as { Arn?: string; Input?: string };
-    const fn = stage.functions.find((candidate) => candidate.spec.functionArn === target.Arn);
-    if (!fn?.running) continue;
-    const outcome = await fn.running.invoke(target.Input ? JSON.parse(target.Input) : {});
+    const fn = stage.functionOfArn(String(target.Arn));
+    if (!fn) {
+      check(
+        `schedule ${scheduleId}`,
+        "its target is a function of the stage",
+        false,
+        `${String(target.Arn)} is no function, alias or version of the stage`,
+      );
+      continue;
+    }
+    const step = begin(`the scheduler's run of ${scheduleId}`);
+    expectedCalls.push({ step, caller: fn.logicalId, action: "secretsmanager:GetSecretValue" });
+    const refused = await stage.authorizeInvocation?.({
+      service: "scheduler.amazonaws.com",
+      invokedArn: String(target.Arn),
+      roleArn: String(
+        stage.resolver.resolve((schedule.Properties?.Target as { RoleArn?: unknown } | undefined)?.RoleArn),
+      ),
+    });
+    // A schedule whose invocation is refused never runs its target (it retries, then gives up).
+    if (refused) fn.refusedInvocations += 1;
+    const outcome = refused
+      ? { error: { errorType: "AccessDeniedException", errorMessage: refused } }
+      : await stage.invoke(fn, target.Input ? JSON.parse(target.Input) : {}, String(target.Arn));
     const result = (outcome.error ? undefined : outcome.result) as
       | { passed?: boolean; checks?: number; failedChecks?: number }
       | undefined;
@@ -160,7 +269,8 @@ export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): P
       result?.passed === true && (result.checks ?? 0) > 0,
       outcome.error
         ? `${outcome.error.errorType}: ${outcome.error.errorMessage}`
-        : `${JSON.stringify(result)}\n${fn.running.logTail()}`,
+        : `${JSON.stringify(result)}\n${fn.running?.logTail() ?? ""}`,
+      [step],
     );
   }
 
@@ -174,24 +284,65 @@ export async function runScenario(stage: StageRehearsal, standIn: AwsStandIn): P
     if (api && key && newKey) {
       // A container keeps a verified key for a while (lib/auth/verifier.ts); new ones see the revocation.
       await stage.coldStart();
-      const status = async (bearer: string) =>
-        (await fetch(`${api.baseUrl}/pets?limit=1`, { headers: { authorization: `Bearer ${bearer}` } })).status;
+      const rotationStep = "GET /v1/pets?limit=1 after a key rotation";
+      const status = async (bearer: string) => {
+        begin(rotationStep);
+        return (await fetch(`${api.baseUrl}/pets?limit=1`, { headers: { authorization: `Bearer ${bearer}` } })).status;
+      };
       const [oldStatus, newStatus] = [await status(key), await status(newKey)];
       check(
         `API ${stageName}`,
         "after the Update the new key answers 200, the revoked one 401",
         oldStatus === 401 && newStatus === 200 && newKey !== key,
         `old ${oldStatus}, new ${newStatus}`,
+        [rotationStep],
       );
       await customResourceEvent(resource, "Delete", next);
       await stage.coldStart();
       const afterDelete = await status(newKey);
-      check(`API ${stageName}`, "after the Delete the key answers 401", afterDelete === 401, `got ${afterDelete}`);
+      check(`API ${stageName}`, "after the Delete the key answers 401", afterDelete === 401, `got ${afterDelete}`, [
+        rotationStep,
+      ]);
     } else {
       await customResourceEvent(resource, "Delete", next);
     }
   }
-  return checks;
+  standIn.step = undefined;
+  return { checks, expectedCalls };
+}
+
+/** The DynamoDB call each successful API step must make, by the function behind the operation. */
+function apiExpectedCalls(
+  stage: StageRehearsal,
+  steps: { step: string; method: string; status: number }[],
+): ExpectedCall[] {
+  const methodPathSuffix: Record<string, string> = {
+    "POST /pets": "/POST/pets",
+    "GET /pets": "/GET/pets",
+    "GET /pets/{id}": "/GET/pets/*",
+  };
+  const functionOf = (method: string) =>
+    stage.api?.invocations.find((invocation) => invocation.methodPath.endsWith(methodPathSuffix[method] ?? "\0"))
+      ?.aliasArn;
+  const expected: ExpectedCall[] = [];
+  const seen = new Set<string>();
+  // The first successful request of each operation (a later one may be answered from a cache or an idempotent replay).
+  for (const { step, method, status } of steps) {
+    if (status >= 300 || seen.has(method)) continue;
+    seen.add(method);
+    const action =
+      method === "POST /pets"
+        ? "dynamodb:PutItem"
+        : method === "GET /pets"
+          ? "dynamodb:Query"
+          : method === "GET /pets/{id}"
+            ? "dynamodb:GetItem"
+            : undefined;
+    const alias = functionOf(method);
+    const caller = alias ? stage.aliases.get(alias) : undefined;
+    if (action && caller) expected.push({ step, caller, action });
+  }
+  return expected;
 }
 
 /** A key of the stage for a client, written as `npm run keys -- create` does (not recorded as a call). */
@@ -215,13 +366,18 @@ async function apiScenario(
   baseUrl: string,
   key: string,
   stage: StageName,
-  check: (name: string, ok: boolean, detail: string) => void,
-): Promise<void> {
+  check: (name: string, ok: boolean, detail: string, step: string) => void,
+  begin: (step: string) => string,
+): Promise<{ step: string; method: string; status: number }[]> {
+  const steps: { step: string; method: string; status: number }[] = [];
+  let lastStep = "";
   const call = async (
     method: string,
     path: string,
     init: { auth?: string | null; body?: string; contentType?: string; headers?: Record<string, string> } = {},
   ): Promise<HttpAnswer> => {
+    const step = begin(`${method} /v1${path}`);
+    lastStep = step;
     const headers: Record<string, string> = { ...init.headers };
     if (init.auth !== null) headers.authorization = `Bearer ${init.auth ?? key}`;
     if (init.body !== undefined) headers["content-type"] = init.contentType ?? "application/json";
@@ -237,13 +393,16 @@ async function apiScenario(
     } catch {
       json = text;
     }
-    return { status: response.status, headers: response.headers, json };
+    const route = path.split("?")[0]?.replace(/^\/pets\/[^/]+$/, "/pets/{id}") ?? path;
+    steps.push({ step, method: `${method} ${route}`, status: response.status });
+    return { status: response.status, headers: response.headers, json, step };
   };
   const expect = (name: string, answer: HttpAnswer, status: number, extra = true) =>
     check(
       name,
       answer.status === status && extra,
       `HTTP ${answer.status} ${JSON.stringify(answer.json).slice(0, 300)}`,
+      answer.step,
     );
   const errorCode = (answer: HttpAnswer) => (answer.json as { code?: string }).code;
 
@@ -326,6 +485,7 @@ async function apiScenario(
     "list every pet, two a page, following Link rel=next to the end",
     all.status === 200 && everyId.every((id) => all.ids.includes(id as number)) && all.pages >= 2,
     `${all.pages} pages: ${all.ids.join(",")}`,
+    lastStep,
   );
   const filtered = await walk("limit=1&status=pending");
   check(
@@ -334,6 +494,7 @@ async function apiScenario(
       filtered.ids.length === pending.length &&
       pending.every((id) => filtered.ids.includes(id)),
     `${filtered.pages} pages: ${filtered.ids.join(",")}`,
+    lastStep,
   );
 
   const unknown = await call("GET", "/no-such-route");
@@ -345,4 +506,14 @@ async function apiScenario(
     405,
     /GET/.test(wrongMethod.headers.get("allow") ?? ""),
   );
+  const wrongPetMethod = await call("DELETE", `/pets/${pet.id}`);
+  expect(
+    "a wrong method on a pet: 405 naming GET",
+    wrongPetMethod,
+    405,
+    /GET/.test(wrongPetMethod.headers.get("allow") ?? ""),
+  );
+  const root = await call("GET", "/");
+  expect("the API's root: 404 not_found", root, 404, errorCode(root) === "not_found");
+  return steps;
 }

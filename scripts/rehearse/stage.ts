@@ -22,6 +22,22 @@ export interface StageFunction {
   readonly redirected: Record<string, { from: string; to: string }>;
   overrides?: Record<string, string>;
   running?: RunningFunction;
+  /** Invocations across every container the function had: a function never invoked fails the rehearsal. */
+  invocations: number;
+  /** Invocations a service attempted and Lambda refused (the invoker's permission): reported as their cause. */
+  refusedInvocations: number;
+  /** What the function answered with an error (an init error, a timeout, an exception), by scenario step. */
+  readonly errors: { step?: string; errorType: string; errorMessage: string }[];
+}
+
+/** A function invoked by an AWS service: API Gateway for a method, or the scheduler with its role. */
+export interface ServiceInvocation {
+  readonly service: "apigateway.amazonaws.com" | "scheduler.amazonaws.com";
+  readonly invokedArn: string;
+  /** API Gateway's: the method's execute-api ARN (`…:api-id/stage/GET/pets`). */
+  readonly sourceArn?: string;
+  /** The scheduler's: the role it invokes with. */
+  readonly roleArn?: string;
 }
 
 export interface SkippedFunction {
@@ -36,6 +52,13 @@ export class StageRehearsal {
   readonly api: LocalRestApi | undefined;
   /** Alias ARN → function logical id. */
   readonly aliases = new Map<string, string>();
+  /** Alias ARNs something invoked: an alias never invoked fails the rehearsal. */
+  readonly invokedAliases = new Set<string>();
+  /**
+   * Decides, when a service invokes a function, whether Lambda lets it (set by the rehearsal):
+   * the AccessDeniedException message for a refused invocation, undefined to let it through.
+   */
+  authorizeInvocation: ((invocation: ServiceInvocation) => Promise<string | undefined>) | undefined;
 
   constructor(
     readonly stack: AssemblyStack,
@@ -83,6 +106,9 @@ export class StageRehearsal {
         logicalId,
         roleLogicalId: (properties.Role as { "Fn::GetAtt"?: string[] } | undefined)?.["Fn::GetAtt"]?.[0],
         redirected: {},
+        invocations: 0,
+        refusedInvocations: 0,
+        errors: [],
         spec: {
           label: `${stack.displayName} ${logicalId}`,
           functionName,
@@ -110,6 +136,37 @@ export class StageRehearsal {
 
   byLogicalId(logicalId: string): StageFunction | undefined {
     return this.functions.find((fn) => fn.logicalId === logicalId);
+  }
+
+  /**
+   * The function an ARN invokes, as Lambda resolves it: the unqualified function ARN, or one
+   * qualified with `$LATEST`, one of its aliases, or a published version
+   * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-versions.html#versioning-versions-using).
+   */
+  functionOfArn(arn: string): StageFunction | undefined {
+    const parts = arn.split(":");
+    const unqualified = parts.slice(0, 7).join(":");
+    const qualifier = parts[7];
+    const fn = this.functions.find((candidate) => candidate.spec.functionArn === unqualified);
+    if (!fn || qualifier === undefined || qualifier === "$LATEST") return fn;
+    if (this.aliases.get(arn) === fn.logicalId) return fn;
+    const versions = resourcesOf(this.stack.template, "AWS::Lambda::Version").filter(
+      ([, version]) =>
+        String(this.resolver.resolve(version.Properties?.FunctionName)) === fn.logicalId ||
+        String(this.resolver.resolve(version.Properties?.FunctionName)) === fn.spec.functionName,
+    );
+    return /^\d+$/.test(qualifier) && versions.length > 0 ? fn : undefined;
+  }
+
+  /** Invokes a function as the caller names it (an ARN, qualified or not), counting the invocation. */
+  async invoke(fn: StageFunction, event: unknown, invokedArn = fn.spec.functionArn): Promise<InvokeOutcome> {
+    fn.invocations += 1;
+    const outcome: InvokeOutcome = fn.running
+      ? await fn.running.invoke(event, invokedArn)
+      : { error: { errorType: "ResourceNotFoundException", errorMessage: `${fn.logicalId} is not running` } };
+    if (outcome.error)
+      fn.errors.push({ ...outcome.error, ...(this.standIn.step === undefined ? {} : { step: this.standIn.step }) });
+    return outcome;
   }
 
   /** The addresses clients reach the stage at: its execute-api host and its custom domain names. */
@@ -192,10 +249,24 @@ export class StageRehearsal {
 
   async invokeAlias(aliasArn: string, event: unknown): Promise<InvokeOutcome> {
     const fn = this.byLogicalId(this.aliases.get(aliasArn) ?? "");
-    if (!fn?.running) {
+    if (!fn)
       return { error: { errorType: "ResourceNotFoundException", errorMessage: `no function behind ${aliasArn}` } };
+    this.invokedAliases.add(aliasArn);
+    const typed = event as { httpMethod?: string; path?: string; requestContext?: { apiId?: string; stage?: string } };
+    const { apiId = "", stage = "" } = typed.requestContext ?? {};
+    const path = String(typed.path ?? "").replace(new RegExp(`^/${stage}(?=/)`), "");
+    // The source API Gateway names in its invocation: https://docs.aws.amazon.com/apigateway/latest/developerguide/arn-format-reference.html
+    const sourceArn = `arn:aws:execute-api:${this.stack.region}:${this.stack.account}:${apiId}/${stage}/${typed.httpMethod}${path}`;
+    const refused = await this.authorizeInvocation?.({
+      service: "apigateway.amazonaws.com",
+      invokedArn: aliasArn,
+      sourceArn,
+    });
+    if (refused) {
+      fn.refusedInvocations += 1;
+      return { error: { errorType: "AccessDeniedException", errorMessage: refused } };
     }
-    return fn.running.invoke(event, aliasArn);
+    return this.invoke(fn, event, aliasArn);
   }
 
   async stop(): Promise<void> {

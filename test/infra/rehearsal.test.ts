@@ -6,7 +6,7 @@
  * the cloud assembly each, to see the rehearsal name what broke.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -86,12 +86,15 @@ describe.each(rehearsalConfigurations.map((configuration) => configuration.name)
   it("has each service principal allowed from the stage and denied from elsewhere", () => {
     for (const stage of report().stages) {
       const services = new Set(
-        stage.services.map((entry) => entry.decision.request.caller.replace(/^logs\..*/, "logs")),
+        stage.services
+          .filter((entry) => entry.expected === "allow")
+          .map((entry) => entry.decision.request.caller.replace(/^logs\..*/, "logs")),
       );
       expect([...services].sort()).toEqual([
         "apigateway.amazonaws.com",
         "cloudwatch.amazonaws.com",
         "codedeploy.amazonaws.com",
+        "lambda.amazonaws.com",
         "logs",
         "scheduler.amazonaws.com",
       ]);
@@ -100,21 +103,33 @@ describe.each(rehearsalConfigurations.map((configuration) => configuration.name)
   });
 });
 
-/** A copy of the two-account assembly whose one stage template `edit` changes. */
-function brokenAssembly(edit: (template: CfnTemplate, stack: AssemblyStack) => void): string {
+/**
+ * A copy of the two-account assembly whose staging service stack (the one with functions) `edit`
+ * changes; `editData` changes staging's data stack (its table).
+ */
+function brokenAssembly(
+  edit: (template: CfnTemplate, stack: AssemblyStack) => void,
+  editData?: (template: CfnTemplate, stack: AssemblyStack) => void,
+): string {
   const copy = mkdtempSync(join(tmpdir(), "rehearsal-broken-"));
   made.push(copy);
   cpSync(assemblies.get("two-accounts") as string, copy, { recursive: true });
-  // Staging's service stack: the one with functions (its table is in a data stack of its own).
-  const stack = readAssembly(copy).find(
-    (candidate) =>
-      candidate.displayName.startsWith("Staging") &&
-      resourcesOf(candidate.template, "AWS::Lambda::Function").length > 0,
+  const stacks = readAssembly(copy).filter((candidate) => candidate.displayName.startsWith("Staging"));
+  const stack = stacks.find(
+    (candidate) => resourcesOf(candidate.template, "AWS::Lambda::Function").length > 0,
   ) as AssemblyStack;
   edit(stack.template, stack);
   writeFileSync(stack.templateFile, JSON.stringify(stack.template));
+  const data = stacks.find((candidate) => candidate !== stack);
+  if (editData && data) {
+    editData(data.template, data);
+    writeFileSync(data.templateFile, JSON.stringify(data.template));
+  }
   return copy;
 }
+
+/** The role of a function, and the ARN of the stage's table, from the template alone. */
+const roleOf = (fn: Record<string, unknown>) => (fn.Role as { "Fn::GetAtt": string[] })["Fn::GetAtt"][0] as string;
 
 /** The function behind the API operation, its role's policy statements, from the template alone. */
 function operation(template: CfnTemplate, operationId: string) {
@@ -224,6 +239,275 @@ describe("a template broken on purpose", () => {
   });
 });
 
+describe("least privilege: a grant no rehearsed call uses is a failure, from every policy source", () => {
+  it("names AdministratorAccess attached by ARN, an AWS::IAM::RolePolicy, an AWS::IAM::Policy on *, and the statement of each", async () => {
+    let names: Record<string, string> = {};
+    const copy = brokenAssembly((template) => {
+      const getPet = operation(template, "getPet");
+      const listPets = operation(template, "listPets");
+      const createPet = operation(template, "createPet");
+      const getPetRole = template.Resources[roleOf(getPet.fn)] as { Properties: Record<string, unknown> };
+      getPetRole.Properties.ManagedPolicyArns = [
+        { "Fn::Join": ["", ["arn:", { Ref: "AWS::Partition" }, ":iam::aws:policy/AdministratorAccess"]] },
+      ];
+      template.Resources.BrokenRolePolicy = {
+        Type: "AWS::IAM::RolePolicy",
+        Properties: {
+          RoleName: { Ref: roleOf(createPet.fn) },
+          PolicyName: "everything-on-the-table",
+          PolicyDocument: {
+            Version: "2012-10-17",
+            Statement: [{ Effect: "Allow", Action: "dynamodb:*", Resource: "*" }],
+          },
+        },
+      };
+      template.Resources.BrokenPolicy = {
+        Type: "AWS::IAM::Policy",
+        Properties: {
+          Roles: [{ Ref: roleOf(listPets.fn) }],
+          PolicyName: "secrets-and-keys",
+          PolicyDocument: {
+            Version: "2012-10-17",
+            Statement: [{ Effect: "Allow", Action: ["secretsmanager:GetSecretValue", "kms:Decrypt"], Resource: "*" }],
+          },
+        },
+      };
+      names = { getPetRole: roleOf(getPet.fn), createPetRole: roleOf(createPet.fn), listPetsRole: roleOf(listPets.fn) };
+    });
+    const { failures } = await rehearseAssembly(copy, { only: /^Staging/ });
+    const failure = (pattern: RegExp) => failures.find((candidate) => pattern.test(candidate)) ?? failures.join("\n");
+
+    expect(
+      failure(
+        new RegExp(`over-grant: role ${names.getPetRole} .* by AWS managed policy AdministratorAccess statement 1`),
+      ),
+    ).toMatch(/and \d{4,} more on \*/);
+    expect(failure(new RegExp(`over-grant: role ${names.createPetRole} .* by BrokenRolePolicy statement 1`))).toMatch(
+      /dynamodb:BatchWriteItem|dynamodb:\w+.* on \*/,
+    );
+    expect(failure(new RegExp(`over-grant: role ${names.listPetsRole} .* by BrokenPolicy statement 1`))).toMatch(
+      /secretsmanager:GetSecretValue, kms:Decrypt on \*/,
+    );
+    // The generated must-deny calls name the statement that allows them.
+    expect(failure(/ListPets\w+ is allowed .*secretsmanager:GetSecretValue on arn:aws:secretsmanager:/)).toMatch(
+      /effect: Allow, by BrokenPolicy statement 1/,
+    );
+    // One block per root cause: the statement, not each action it grants.
+    expect(
+      failures.filter(
+        (candidate) => candidate.includes("by BrokenPolicy statement 1") && candidate.includes("over-grant"),
+      ),
+    ).toHaveLength(1);
+  });
+
+  it("fails on an allowance that matches no grant, naming it", async () => {
+    const report = await rehearseAssembly(assemblies.get("one-account") as string, {
+      allowances: [
+        { role: "PetStore/NoSuchRole", actions: ["s3:GetObject"], resource: "*", reason: "a test allowance" },
+      ],
+    });
+    expect(report.failures.find((failure) => failure.includes("PetStore/NoSuchRole"))).toMatch(
+      /matched no grant: remove it/,
+    );
+  });
+});
+
+describe("every policy AWS evaluates applies to the functions' own calls, when they are made", () => {
+  it("answers a call a table or secret resource policy denies with AWS's AccessDeniedException, and names what the client saw", async () => {
+    let getPetRole = "";
+    const copy = brokenAssembly(
+      (template) => {
+        getPetRole = roleOf(operation(template, "getPet").fn);
+        const [secretId] = resourcesOf(template, "AWS::SecretsManager::Secret")[0] ?? [];
+        template.Resources.BrokenSecretPolicy = {
+          Type: "AWS::SecretsManager::ResourcePolicy",
+          Properties: {
+            SecretId: { Ref: secretId },
+            ResourcePolicy: {
+              Version: "2012-10-17",
+              Statement: [{ Effect: "Deny", Principal: "*", Action: "secretsmanager:GetSecretValue", Resource: "*" }],
+            },
+          },
+        };
+      },
+      (data) => {
+        const [, table] =
+          resourcesOf(data, "AWS::DynamoDB::Table")[0] ?? resourcesOf(data, "AWS::DynamoDB::GlobalTable")[0] ?? [];
+        const properties = (table?.Properties ?? {}) as Record<string, unknown>;
+        const policy = {
+          PolicyDocument: {
+            Version: "2012-10-17",
+            Statement: [
+              {
+                Effect: "Deny",
+                Principal: "*",
+                Action: "dynamodb:GetItem",
+                Resource: "*",
+              },
+            ],
+          },
+        };
+        const [replica] = Array.isArray(properties.Replicas) ? (properties.Replicas as Record<string, unknown>[]) : [];
+        if (replica) replica.ResourcePolicy = policy;
+        else properties.ResourcePolicy = policy;
+      },
+    );
+    const { failures } = await rehearseAssembly(copy, { only: /^Staging/ });
+    const failure = (pattern: RegExp) => failures.find((candidate) => pattern.test(candidate)) ?? failures.join("\n");
+    expect(failure(/GetPet\w+ would be denied dynamodb:GetItem/)).toMatch(
+      /AccessDeniedException: User: arn:aws:sts::111111111111:assumed-role\/[^ ]+ is not authorized to perform: dynamodb:GetItem on resource: \S+ with an explicit deny in a resource-based policy\n\s+why: explicitly denied by \w+ table resource policy statement 1[\s\S]*what its caller saw: .*HTTP 500/,
+    );
+    expect(failure(/SyntheticCheckCheck\w+ would be denied secretsmanager:GetSecretValue/)).toMatch(
+      /secret resource policy[\s\S]*scenario steps: the scheduler's run of/,
+    );
+    expect(getPetRole).not.toBe("");
+  });
+});
+
+describe("every policy AWS evaluates applies to the services' calls", () => {
+  it("refuses API Gateway's invocation without the function's permission when it is made (the client sees a 500), and reports a topic policy that denies the alarms", async () => {
+    let listPets = "";
+    const copy = brokenAssembly((template) => {
+      const [permission] =
+        resourcesOf(template, "AWS::Lambda::Permission").find(([, candidate]) =>
+          JSON.stringify(candidate.Properties?.FunctionName).includes("ListPets"),
+        ) ?? [];
+      delete template.Resources[permission as string];
+      listPets = operation(template, "listPets").functionId;
+      const [, topicPolicy] =
+        resourcesOf(template, "AWS::SNS::TopicPolicy").find(([id]) => id.startsWith("MonitoringAlarmTopic")) ?? [];
+      const document = topicPolicy?.Properties?.PolicyDocument as { Statement: Record<string, unknown>[] };
+      document.Statement.push({
+        Effect: "Deny",
+        Principal: { Service: "cloudwatch.amazonaws.com" },
+        Action: "sns:Publish",
+        Resource: "*",
+      });
+    });
+    const { failures } = await rehearseAssembly(copy, { only: /^Staging/ });
+    const failure = (pattern: RegExp) => failures.find((candidate) => pattern.test(candidate)) ?? failures.join("\n");
+
+    expect(failure(/apigateway\.amazonaws\.com would be denied lambda:InvokeFunction on \S+ListPets/)).toMatch(
+      /because no resource-based policy allows the lambda:InvokeFunction action[\s\S]*scenario steps: GET \/v1\/pets[\s\S]*what its caller saw: .*HTTP 500/,
+    );
+    expect(failure(/cloudwatch\.amazonaws\.com is denied sns:Publish/)).toMatch(
+      /explicitly denied by MonitoringAlarmTopic\w+ topic policy statement \d+: .*"Effect":"Deny"/,
+    );
+    // The missing permission is one root cause: no second block from the static check, and the
+    // function it stopped is not blamed for calls it never got to make.
+    expect(failures.filter((candidate) => /apigateway\.amazonaws\.com .*ListPets/.test(candidate))).toHaveLength(1);
+    expect(failures.join("\n")).not.toMatch(
+      new RegExp(`function ${listPets} was never invoked|from ${listPets}, which it exists`),
+    );
+  });
+});
+
+describe("nothing in the assembly is optional", () => {
+  it("drives a schedule whose target is qualified with $LATEST, and fails on one that names no function", async () => {
+    const latest = brokenAssembly((template) => {
+      const [, schedule] = resourcesOf(template, "AWS::Scheduler::Schedule")[0] ?? [];
+      const target = schedule?.Properties?.Target as { Arn: unknown };
+      target.Arn = { "Fn::Join": ["", [target.Arn, ":$LATEST"]] };
+    });
+    const passed = await rehearseAssembly(latest, { only: /^Staging/ });
+    // Lambda runs $LATEST for the qualified ARN: the check is driven and passes. What remains is
+    // least privilege: the scheduler's grant on the unqualified ARN is no longer used.
+    expect(passed.stages[0]?.scenario.find((check) => /the scheduled run passes/.test(check.name))?.ok).toBe(true);
+    expect(passed.failures.length).toBeGreaterThan(0);
+    for (const failure of passed.failures) expect(failure).toMatch(/SchedulerRole/);
+
+    const nowhere = brokenAssembly((template) => {
+      const [, schedule] = resourcesOf(template, "AWS::Scheduler::Schedule")[0] ?? [];
+      (schedule?.Properties?.Target as { Arn: unknown }).Arn = "arn:aws:lambda:eu-west-1:111111111111:function:gone";
+    });
+    const { failures } = await rehearseAssembly(nowhere, { only: /^Staging/ });
+    expect(failures.join("\n")).toMatch(
+      /its target is a function of the stage failed: arn:aws:lambda:eu-west-1:111111111111:function:gone is no function/,
+    );
+    expect(failures.join("\n")).toMatch(/not rehearsed: function SyntheticCheckCheck\w+ was never invoked/);
+  });
+
+  it("fails an empty assembly and an unpinned one, saying why", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "rehearsal-empty-"));
+    made.push(empty);
+    const { version } = JSON.parse(
+      readFileSync(join(assemblies.get("one-account") as string, "manifest.json"), "utf8"),
+    );
+    writeFileSync(join(empty, "manifest.json"), JSON.stringify({ version, artifacts: {} }));
+    const report = await rehearseAssembly(empty);
+    expect(report.failures.join("\n")).toMatch(/holds no stage stack .* nothing to rehearse/);
+    expect(summaryLine([report])).toMatch(/; [1-9]\d* failures$/);
+
+    const unpinned = brokenAssembly(() => undefined);
+    const manifestFile = join(unpinned, "assembly-Staging", "manifest.json");
+    writeFileSync(
+      manifestFile,
+      readFileSync(manifestFile, "utf8").replaceAll(
+        "aws://111111111111/eu-west-1",
+        "aws://unknown-account/unknown-region",
+      ),
+    );
+    const { failures } = await rehearseAssembly(unpinned, { only: /^Nothing/ });
+    expect(failures.join("\n")).toMatch(
+      /Staging\/PetStore is not pinned to an account and region \(aws:\/\/unknown-account\/unknown-region\)/,
+    );
+
+    const partial = brokenAssembly(() => undefined);
+    const rootManifest = JSON.parse(readFileSync(join(partial, "manifest.json"), "utf8"));
+    for (const id of Object.keys(rootManifest.artifacts)) if (/Production/.test(id)) delete rootManifest.artifacts[id];
+    writeFileSync(join(partial, "manifest.json"), JSON.stringify(rootManifest));
+    const partialReport = await rehearseAssembly(partial, { only: /^Nothing/ });
+    expect(partialReport.failures.join("\n")).toMatch(
+      /has no stack of the Production stage \(Production-PetStore\): it is partial/,
+    );
+  });
+});
+
+describe("the stand-ins are as strict as AWS", () => {
+  it("times out a handler that sleeps past its Timeout, refuses a callback handler as Node 24 does, and refuses a call signed for another region", async () => {
+    let names: Record<string, string> = {};
+    const copy = brokenAssembly((template, stack) => {
+      const getPet = operation(template, "getPet");
+      const listPets = operation(template, "listPets");
+      const assetOf = (fn: Record<string, unknown>) =>
+        stack.assets.get(String(((fn.Code as { S3Key: unknown }).S3Key as string) ?? "")) as string;
+      mkdirSync(assetOf(getPet.fn), { recursive: true });
+      writeFileSync(
+        join(assetOf(getPet.fn), "sleepy.mjs"),
+        "export const handler = async () => new Promise((resolve) => setTimeout(resolve, 5000));\n",
+      );
+      getPet.fn.Handler = "sleepy.handler";
+      getPet.fn.Timeout = 1;
+      writeFileSync(
+        join(assetOf(listPets.fn), "callback.js"),
+        "exports.handler = (event, context, callback) => callback(null, { statusCode: 200, body: '[]' });\n",
+      );
+      listPets.fn.Handler = "callback.handler";
+      // Code that signs its calls for another region than the stage's.
+      const createPet = operation(template, "createPet");
+      const entry = join(assetOf(createPet.fn), "index.mjs");
+      writeFileSync(entry, `process.env.AWS_REGION = "us-east-1";\n${readFileSync(entry, "utf8")}`);
+      names = { getPet: getPet.functionId, listPets: listPets.functionId, createPet: createPet.functionId };
+    });
+    const { failures } = await rehearseAssembly(copy, { only: /^Staging/ });
+    const all = failures.join("\n");
+    expect(all).toMatch(
+      new RegExp(
+        `${names.listPets}: starts \\(init\\) failed: Runtime\\.CallbackHandlerDeprecated: ERROR: AWS Lambda has removed support for callback-based function handlers`,
+      ),
+    );
+    expect(all).toMatch(/get \(deprecated\): 200 .* failed: HTTP 502/);
+    expect(all).toMatch(
+      new RegExp(
+        `${names.getPet} failed with Sandbox\\.Timedout: RequestId: \\S+ Error: Task timed out after 1\\.00 seconds`,
+      ),
+    );
+    expect(all).toMatch(
+      new RegExp(`${names.createPet} called dynamodb:\\w+ in us-east-1, but the stage is in eu-west-1`),
+    );
+  });
+});
+
 describe("npm run rehearse", () => {
   it("answers a missing assembly directory with one readable line and exit 2", () => {
     const result = spawnSync(
@@ -243,7 +527,7 @@ describe("npm run rehearse", () => {
   it("prints a last line that sums the rehearsal up", () => {
     const line = summaryLine([...reports.values()]);
     expect(line).toMatch(
-      /^rehearsal: \d+ calls from 20 functions and 20 service principals allowed; \d+ must-deny denied; 0 failures$/,
+      /^rehearsal: \d+ calls from 20 functions and 24 service principals allowed; \d+ must-deny denied; 0 failures$/,
     );
     expect(readFileSync(join(projectRoot, "package.json"), "utf8")).toContain(
       '"rehearse": "node scripts/requireNode.mjs && tsx scripts/rehearse/main.ts"',

@@ -1,8 +1,10 @@
 // The rehearsal's stand-in for the Lambda Node.js runtime: loads the function's handler from
-// LAMBDA_TASK_ROOT as the runtime interface client does (UserFunction.js in
-// https://github.com/aws/aws-lambda-nodejs-runtime-interface-client) and invokes it with the events
-// the parent sends over the IPC channel. Plain JavaScript with no imports outside node:, so that
-// nothing of the repository is reachable from the function's process.
+// LAMBDA_TASK_ROOT as the runtime interface client does (src/function/user-function-loader.ts in
+// https://github.com/aws/aws-lambda-nodejs-runtime-interface-client), refuses at init what that client
+// refuses, and invokes the handler with the events the parent sends over the IPC channel. The parent
+// (../lambdaRuntime.ts) enforces the function's timeout by killing this process, as Lambda does.
+// Plain JavaScript with no imports outside node:, so that nothing of the repository is reachable
+// from the function's process.
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
@@ -74,37 +76,66 @@ const describe = (error) => ({
   errorMessage: error?.message ?? String(error),
 });
 
-const timeoutMs = Number(process.env.AWS_LAMBDA_FUNCTION_TIMEOUT ?? "3") * 1000;
-const handlerPromise = loadHandler(process.env.LAMBDA_TASK_ROOT, process.env._HANDLER);
+// The runtime interface client marks a response-streaming handler with this symbol
+// (awslambda.streamifyResponse); src/function/user-function-loader.ts, isHandlerStreaming.
+const HANDLER_STREAMING = Symbol.for("aws.lambda.runtime.handler.streaming");
+
+// Word for word the runtime interface client's CALLBACK_ERROR_NODEJS24_ABOVE
+// (src/context/constants.ts in https://github.com/aws/aws-lambda-nodejs-runtime-interface-client).
+const CALLBACK_HANDLER_DEPRECATED =
+  "ERROR: AWS Lambda has removed support for callback-based function handlers starting with Node.js 24. You need to modify this function to use a supported handler signature to use Node.js 24 or later. For more information see https://docs.aws.amazon.com/lambda/latest/dg/nodejs-handler.html.";
+
+const nodeMajorOfRuntime = () => Number(/^AWS_Lambda_nodejs(\d+)\.x$/.exec(process.env.AWS_EXECUTION_ENV ?? "")?.[1]);
+
+// What the Node 24 runtime interface client checks once the handler is loaded
+// (src/function/callback-deprecation.ts, errorOnDeprecatedCallback, called from
+// src/utils/runtime-setup.ts): a handler that declares three or more parameters and is not a
+// streaming handler is a callback handler, refused at init with Runtime.CallbackHandlerDeprecated.
+// Node 24 no longer passes a callback at all, so such a handler would otherwise never answer.
+function refuseUnsupportedHandler(handler) {
+  const streamingValue = handler[HANDLER_STREAMING];
+  if (streamingValue && streamingValue !== "response") {
+    throw new RuntimeError("Runtime.MalformedStreamingHandler", "Only response streaming is supported.");
+  }
+  const streaming = streamingValue === "response";
+  if (nodeMajorOfRuntime() >= 24 && handler.length >= 3 && !streaming) {
+    throw new RuntimeError("Runtime.CallbackHandlerDeprecated", CALLBACK_HANDLER_DEPRECATED);
+  }
+  if (streaming) {
+    // Lambda would run it; the rehearsal has no response stream to give it, so it says so.
+    throw new RuntimeError("Rehearsal.StreamingNotRehearsed", "response streaming handlers are not rehearsed");
+  }
+}
+
+const handlerPromise = loadHandler(process.env.LAMBDA_TASK_ROOT, process.env._HANDLER).then((handler) => {
+  refuseUnsupportedHandler(handler);
+  return handler;
+});
 handlerPromise.then(
   () => process.send({ type: "ready" }),
   (error) => process.send({ type: "initError", error: describe(error) }),
 );
 
-let requests = 0;
+// The context the Node 24 runtime interface client builds (src/context/context-builder.ts): the
+// request id, ARN and deadline come with each invoke (Lambda's lambda-runtime-* headers), the rest
+// from the environment. No callbackWaitsForEmptyEventLoop: there is no callback any more.
+const contextOf = (message) => ({
+  awsRequestId: message.requestId,
+  invokedFunctionArn: message.invokedFunctionArn,
+  functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
+  functionVersion: process.env.AWS_LAMBDA_FUNCTION_VERSION,
+  memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE,
+  logGroupName: process.env.AWS_LAMBDA_LOG_GROUP_NAME,
+  logStreamName: process.env.AWS_LAMBDA_LOG_STREAM_NAME,
+  getRemainingTimeInMillis: () => message.deadlineMs - Date.now(),
+});
+
 process.on("message", async (message) => {
   if (message?.type !== "invoke") return;
-  requests += 1;
-  const started = Date.now();
-  const context = {
-    awsRequestId: `rehearsal-${process.pid}-${requests}`,
-    functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
-    functionVersion: process.env.AWS_LAMBDA_FUNCTION_VERSION,
-    invokedFunctionArn: message.invokedFunctionArn,
-    memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE,
-    logGroupName: process.env.AWS_LAMBDA_LOG_GROUP_NAME,
-    logStreamName: "rehearsal",
-    callbackWaitsForEmptyEventLoop: true,
-    getRemainingTimeInMillis: () => Math.max(0, timeoutMs - (Date.now() - started)),
-  };
   try {
     const handler = await handlerPromise;
-    const result = await new Promise((resolvePromise, reject) => {
-      const returned = handler(message.event, context, (error, value) =>
-        error ? reject(error) : resolvePromise(value),
-      );
-      if (returned && typeof returned.then === "function") returned.then(resolvePromise, reject);
-    });
+    // As the Node 24 runtime invokes it: two arguments, the outcome awaited.
+    const result = await handler(message.event, contextOf(message));
     process.send({ type: "result", id: message.id, result: result === undefined ? null : result });
   } catch (error) {
     process.send({ type: "result", id: message.id, error: describe(error) });
