@@ -13,12 +13,13 @@
  * cfn-lint on PATH, no cloud assembly, or cfn-lint could not run.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
-import { join, relative } from "node:path";
+import { rmSync } from "node:fs";
+import { relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { CloudAssembly, UNKNOWN_REGION } from "aws-cdk-lib/cx-api";
+import { UNKNOWN_REGION } from "aws-cdk-lib/cx-api";
 import { type CfnLintAllowance, cfnLintAllowances } from "./cfnLintAllowances";
+import { AssemblyError, type AssemblyStack, readAssembly } from "./rehearse/assembly";
 
 /** The cfn-lint release the allowances were reviewed against; the workflows install exactly this one. */
 export const CFN_LINT_VERSION = "1.51.0";
@@ -68,26 +69,22 @@ export interface CfnLintFinding {
 
 /** Every CloudFormation stack's template in the cloud assembly at `directory`, nested assemblies included. */
 export function assemblyTemplates(directory: string, prefix = ""): LintTemplate[] {
-  if (!existsSync(join(directory, "manifest.json"))) {
-    throw new CfnLintRunError(
-      `cfn-lint: ${directory} is not a cloud assembly (no manifest.json); synthesize one with npx cdk synth -o DIR`,
-    );
-  }
-  let assembly: CloudAssembly;
+  let stacks: AssemblyStack[];
   try {
-    assembly = new CloudAssembly(directory);
+    // Read as the rehearsal reads it (aws-cdk-lib/cx-api, nested stage assemblies included).
+    stacks = readAssembly(directory);
   } catch (error) {
-    throw new CfnLintRunError(`cfn-lint: cannot read the cloud assembly ${directory}: ${firstLine(error)}`);
+    if (error instanceof AssemblyError) throw new CfnLintRunError(`cfn-lint: ${error.message}`);
+    throw error;
   }
-  return assembly.stacksRecursively.map((stack) => {
-    const resources = (stack.template as { Resources?: Record<string, { Type?: string }> }).Resources ?? {};
-    return {
-      name: `${prefix}${relative(directory, stack.templateFullPath)}`,
-      file: stack.templateFullPath,
-      region: stack.environment.region === UNKNOWN_REGION ? DEFAULT_REGION : stack.environment.region,
-      resourceTypes: new Map(Object.entries(resources).map(([id, resource]) => [id, String(resource.Type)])),
-    };
-  });
+  return stacks.map((stack) => ({
+    name: `${prefix}${relative(directory, stack.templateFile)}`,
+    file: stack.templateFile,
+    region: stack.region === UNKNOWN_REGION ? DEFAULT_REGION : stack.region,
+    resourceTypes: new Map(
+      Object.entries(stack.template.Resources).map(([id, resource]) => [id, String(resource.Type)]),
+    ),
+  }));
 }
 
 /** `cfn-lint --version` → "1.51.0". */

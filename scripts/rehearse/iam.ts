@@ -7,7 +7,7 @@
  * here, in the rehearsal: no function bundle imports it.
  */
 import { runSimulation, type Simulation } from "@cloud-copilot/iam-simulate";
-import type { NamedPolicy } from "./policies";
+import { asList, type NamedPolicy } from "./policies";
 
 export interface IamRequest {
   readonly caller: string;
@@ -45,8 +45,6 @@ interface Labelled {
   readonly documents: { name: string; policy: { Version: string; Statement: Record<string, unknown>[] } }[];
   readonly statements: Map<string, PolicyStatementRef>;
 }
-
-const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]);
 
 /** Names every statement (policy and position) so that a decision can point at the one to change. */
 function labelled(policies: readonly NamedPolicy[], prefix: string): Labelled {

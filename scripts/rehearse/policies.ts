@@ -30,7 +30,8 @@ export interface RoleGrants {
   readonly problems: string[];
 }
 
-const asList = <T>(value: T | T[] | undefined): T[] =>
+/** A policy field that may be one value or a list of them, as a list. */
+export const asList = <T>(value: T | T[] | undefined): T[] =>
   Array.isArray(value) ? value : value === undefined ? [] : [value];
 
 const normalised = (document: unknown): PolicyDocument => {
@@ -130,6 +131,33 @@ export function roleGrants(resolver: Resolver, roleLogicalId: string): RoleGrant
     });
   }
   return { roleLogicalId, identityPolicies, permissionBoundaries, problems };
+}
+
+/** The role of the stage whose ARN the value resolves to. */
+export function roleWithArn(resolver: Resolver, value: unknown): string | undefined {
+  const arn = String(resolver.resolve(value));
+  return resourcesOf(resolver.stack.template, "AWS::IAM::Role").find(
+    ([logicalId]) => resolver.getAtt(logicalId, "Arn") === arn,
+  )?.[0];
+}
+
+/** The principal IAM sees for a session of the role: `arn:aws:sts::<account>:assumed-role/<role name>/<session>`. */
+export const sessionArn = (resolver: Resolver, roleLogicalId: string, session: string): string =>
+  `arn:aws:sts::${resolver.account}:assumed-role/${resolver.ref(roleLogicalId)}/${session}`;
+
+/**
+ * Everything IAM weighs for a call made in a session of the role on `resource`: the role's grants
+ * and boundary, and the resource's own policy.
+ */
+export function asRole(resolver: Resolver, grants: RoleGrants, session: string, resource?: string) {
+  const resourcePolicy = resource ? resourcePolicyOf(resolver, resource) : undefined;
+  return {
+    principal: sessionArn(resolver, grants.roleLogicalId, session),
+    principalAccount: resolver.account,
+    identityPolicies: grants.identityPolicies,
+    permissionBoundaries: grants.permissionBoundaries,
+    ...(resourcePolicy ? { resourcePolicy } : {}),
+  };
 }
 
 /** The trust policy of a role: who may assume it. */

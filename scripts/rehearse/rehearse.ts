@@ -9,12 +9,11 @@
  */
 import { deployedStages } from "../../infra/deployment";
 import { itemKeys } from "../../lib/db/table";
-import type { Allowance } from "./allowances";
+import { type Allowance, allowances as committedAllowances } from "./allowances";
 import { type AssemblyStack, readAssembly, resourcesOf } from "./assembly";
 import { AwsStandIn, type Refusal } from "./awsStandIn";
 import { type Decision, evaluate, type IamRequest } from "./iam";
 import {
-  committedAllowances,
   leastPrivilegeOfRoles,
   type OverGrant,
   overGrants,
@@ -23,7 +22,15 @@ import {
   visibleResource,
 } from "./leastPrivilege";
 import { mustDenyRequests } from "./mustDeny";
-import { functionPolicyOf, type RoleGrants, resourcePolicyOf, roleGrants } from "./policies";
+import {
+  asRole,
+  functionPolicyOf,
+  type RoleGrants,
+  resourcePolicyOf,
+  roleGrants,
+  roleWithArn,
+  sessionArn,
+} from "./policies";
 import { failureBlocks, overGrantText } from "./report";
 import { requestsOf } from "./requests";
 import { Resolver } from "./resolve";
@@ -209,15 +216,12 @@ async function rehearseStage(
     return grants;
   };
   const evaluateForRole = (roleLogicalId: string | undefined, request: IamRequest): Promise<Decision> => {
-    const grants = roleLogicalId ? grantsOf(roleLogicalId) : undefined;
-    const roleName = roleLogicalId ? resolver.ref(roleLogicalId) : "unknown-role";
-    const resourcePolicy = resourcePolicyOf(resolver, request.resource);
+    if (roleLogicalId)
+      return evaluate(request, asRole(resolver, grantsOf(roleLogicalId), request.caller, request.resource));
+    // A caller the rehearsal cannot tie to a role of the stage has no grants at all.
     return evaluate(request, {
-      principal: `arn:aws:sts::${resolver.account}:assumed-role/${roleName}/${request.caller}`,
+      principal: `arn:aws:sts::${resolver.account}:assumed-role/unknown-role/${request.caller}`,
       principalAccount: resolver.account,
-      identityPolicies: grants?.identityPolicies ?? [],
-      permissionBoundaries: grants?.permissionBoundaries ?? [],
-      ...(resourcePolicy ? { resourcePolicy } : {}),
     });
   };
 
@@ -253,12 +257,7 @@ async function rehearseStage(
   // Each invocation by a service is authorized when it is made too: API Gateway by the function's
   // permissions for the method's source ARN, the scheduler by its role and the function's permissions.
   stage.authorizeInvocation = async (invocation) => {
-    const roleLogicalId = invocation.roleArn
-      ? resourcesOf(stack.template, "AWS::IAM::Role").find(
-          ([id]) => resolver.getAtt(id, "Arn") === invocation.roleArn,
-        )?.[0]
-      : undefined;
-    const grants = roleLogicalId ? grantsOf(roleLogicalId) : undefined;
+    const roleLogicalId = invocation.roleArn ? roleWithArn(resolver, invocation.roleArn) : undefined;
     const resourcePolicy = functionPolicyOf(resolver, invocation.invokedArn);
     const decision = await evaluate(
       {
@@ -271,15 +270,13 @@ async function rehearseStage(
         because: `${invocation.service} invoking the function`,
         ...(standIn.step === undefined ? {} : { step: standIn.step }),
       },
-      {
-        principal: roleLogicalId
-          ? `arn:aws:sts::${resolver.account}:assumed-role/${resolver.ref(roleLogicalId)}/${invocation.service}`
-          : invocation.service,
-        principalAccount: resolver.account,
-        identityPolicies: grants?.identityPolicies ?? [],
-        permissionBoundaries: grants?.permissionBoundaries ?? [],
-        ...(resourcePolicy ? { resourcePolicy } : {}),
-      },
+      roleLogicalId
+        ? asRole(resolver, grantsOf(roleLogicalId), invocation.service, invocation.invokedArn)
+        : {
+            principal: invocation.service,
+            principalAccount: resolver.account,
+            ...(resourcePolicy ? { resourcePolicy } : {}),
+          },
     );
     calls.push(decision);
     return decision.allowed ? undefined : decision.accessDenied;
@@ -341,7 +338,7 @@ async function rehearseStage(
         roleLogicalId,
         rolePath: rolePathOf(stack, roleLogicalId),
         caller,
-        principal: `arn:aws:sts::${resolver.account}:assumed-role/${resolver.ref(roleLogicalId)}/${caller}`,
+        principal: sessionArn(resolver, roleLogicalId, caller),
         grants: grantsOf(roleLogicalId),
         assessed: !stopped.has(caller),
       };

@@ -17,11 +17,13 @@ import { type CfnResource, type CfnTemplate, resourcesOf } from "./assembly";
 import { OTHER_ACCOUNT } from "./configurations";
 import { type Decision, evaluate } from "./iam";
 import {
+  asRole,
   functionPolicyOf,
   keyPolicyOf,
   type NamedPolicy,
   resourcePolicyOf,
   roleGrants,
+  roleWithArn,
   trustPolicyOf,
 } from "./policies";
 import type { Resolver } from "./resolve";
@@ -72,14 +74,6 @@ const OTHER_ACCOUNT_GRANTS: NamedPolicy = {
   name: `${OTHER_ACCOUNT}'s own grant to assume any role`,
   document: { Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "sts:AssumeRole", Resource: "*" }] },
 };
-
-/** The role of the template whose ARN the value resolves to. */
-function roleWithArn(resolver: Resolver, value: unknown): string | undefined {
-  const arn = String(resolver.resolve(value));
-  return resourcesOf(resolver.stack.template, "AWS::IAM::Role").find(
-    ([logicalId]) => resolver.getAtt(logicalId, "Arn") === arn,
-  )?.[0];
-}
 
 /**
  * A service assuming a role of the template: its trust policy decides. The same request for another
@@ -135,16 +129,8 @@ function roleAssumption(
 
 /** A service calling with the role it assumed: the role's grants decide. */
 function assumedRole(resolver: Resolver, service: string, roleLogicalId: string, resource?: string): DecidedBy {
-  const { identityPolicies, permissionBoundaries } = roleGrants(resolver, roleLogicalId);
   // The resource's own policy counts too (a function's permissions can deny its invoker).
-  const resourcePolicy = resource ? resourcePolicyOf(resolver, resource) : undefined;
-  return {
-    principal: `arn:aws:sts::${resolver.account}:assumed-role/${resolver.ref(roleLogicalId)}/${service}`,
-    principalAccount: resolver.account,
-    identityPolicies,
-    permissionBoundaries,
-    ...(resourcePolicy ? { resourcePolicy } : {}),
-  };
+  return asRole(resolver, roleGrants(resolver, roleLogicalId), service, resource);
 }
 
 /**
