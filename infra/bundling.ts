@@ -39,10 +39,37 @@ export const UNREACHED_SDK_MODULES = ["@smithy/core/event-streams"] as const;
  */
 export const MODULE_ALIASES = { "node:stream/web": "./infra/shims/nodeStreamWeb.ts" } as const;
 
+/**
+ * The SDK's default credential chain, replaced by its first link: the environment variables the
+ * Lambda runtime sets for every function (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+ * AWS_SESSION_TOKEN: https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime).
+ * The chain reads them first too, and every other link of it is already left out above, so in
+ * Lambda the same credentials are found with less code loaded and no chain to walk on the first request.
+ */
+export const CREDENTIAL_ALIASES = {
+  "@aws-sdk/credential-provider-node": "./infra/shims/lambdaCredentials.ts",
+} as const;
+
+/**
+ * Each cut the bundles make to the SDK as it comes, in the order the bench adds them one by one
+ * to measure what each saves (npm run bench, "what each cut saved").
+ */
+export const BUNDLE_CUTS = [
+  { name: "unused credential providers left out", external: UNUSED_CREDENTIAL_PROVIDERS, alias: {} },
+  { name: "event streams left out", external: UNREACHED_SDK_MODULES, alias: {} },
+  { name: "node:stream/web replaced", external: [], alias: MODULE_ALIASES },
+  { name: "credentials from the environment only", external: [], alias: CREDENTIAL_ALIASES },
+] as const;
+
 /** Node version the bundles target: the functions' runtime (infra/stacks/petStoreStack.ts; a test keeps them equal). */
 export const LAMBDA_NODE_TARGET = "node24";
 
-export const lambdaEsbuildOptions = {
+/**
+ * How any Lambda bundle is built, before the cuts: bundled, minified ESM for the functions' Node,
+ * preferring the SDK's ES module builds (they tree-shake better). The bench's baseline handler is
+ * built with exactly these: the SDK as it comes.
+ */
+export const sdkAsItComesEsbuildOptions = {
   bundle: true,
   platform: "node",
   format: "esm",
@@ -50,10 +77,19 @@ export const lambdaEsbuildOptions = {
   minify: true,
   sourcemap: false,
   legalComments: "none",
-  // Prefer the SDK's ES module builds, which tree-shake better.
   mainFields: ["module", "main"],
-  external: [...UNUSED_CREDENTIAL_PROVIDERS, ...UNREACHED_SDK_MODULES],
-  alias: MODULE_ALIASES,
   // Some CommonJS dependencies call require(); ESM output needs one defined.
   banner: { js: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);" },
 } as const satisfies BuildOptions;
+
+/** The options with the first `count` cuts of BUNDLE_CUTS (all of them by default). */
+export function withCuts(count: number = BUNDLE_CUTS.length) {
+  const cuts = BUNDLE_CUTS.slice(0, count);
+  return {
+    ...sdkAsItComesEsbuildOptions,
+    external: cuts.flatMap((cut) => [...cut.external]),
+    alias: Object.assign({}, ...cuts.map((cut) => cut.alias)) as Record<string, string>,
+  } satisfies BuildOptions;
+}
+
+export const lambdaEsbuildOptions = withCuts();

@@ -15,7 +15,6 @@ import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Construct } from "constructs";
 import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
 import { type TableArea, tableAreas } from "../../lib/db/table";
-import type { LogLevel } from "../../lib/observability/logger";
 import { API_BASE_PATH, type DynamoAction, type RouteDefinition, routeList } from "../../lib/routes";
 import { BACKGROUND_RESERVED_CONCURRENCY, type StageConfig } from "../config";
 import { STACK_OUTPUTS } from "../deployment";
@@ -45,14 +44,13 @@ export interface PetStoreStackProps extends StackProps {
 
 const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
-/** Lambda's filter for the functions' own log lines, at the level the functions log at. */
-const applicationLogLevels: Record<LogLevel, lambda.ApplicationLogLevel> = {
-  DEBUG: lambda.ApplicationLogLevel.DEBUG,
-  INFO: lambda.ApplicationLogLevel.INFO,
-  WARN: lambda.ApplicationLogLevel.WARN,
-  ERROR: lambda.ApplicationLogLevel.ERROR,
-  SILENT: lambda.ApplicationLogLevel.FATAL,
-};
+/**
+ * Lambda's filter for the functions' own lines lets every line through: the functions apply the
+ * stage's level (LOG_LEVEL) themselves. With JSON logs Lambda counts a line without a "level" as
+ * INFO (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-log-level.html), and
+ * the EMF metrics lines have none, so a stage at WARN would lose every metric, and the alarms on them.
+ */
+export const LAMBDA_APPLICATION_LOG_LEVEL = lambda.ApplicationLogLevel.TRACE;
 
 /** What every function may do besides its route's own work: read API key records (the bearer check). */
 const KEY_LOOKUP: Partial<Record<TableArea, readonly DynamoAction[]>> = { apiKeys: ["dynamodb:GetItem"] };
@@ -192,7 +190,7 @@ export class PetStoreStack extends Stack {
       alarm: config.monitoring.syntheticCheck,
       logs: this.logs,
       reservedConcurrency: BACKGROUND_RESERVED_CONCURRENCY,
-      applicationLogLevel: applicationLogLevels[config.functions.logLevel],
+      applicationLogLevel: LAMBDA_APPLICATION_LOG_LEVEL,
       runsAfter: [this.api.deploymentStage, ...(this.customDomain ? [this.customDomain] : [])],
       projectRoot,
     });
@@ -247,10 +245,7 @@ export class PetStoreStack extends Stack {
       role,
       logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
-      // With JSON logs Lambda filters the functions' lines by their "level" (INFO by default), so it
-      // is told the level LOG_LEVEL sets, or DEBUG lines would be dropped.
-      // https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-log-level.html
-      applicationLogLevelV2: applicationLogLevels[config.functions.logLevel],
+      applicationLogLevelV2: LAMBDA_APPLICATION_LOG_LEVEL,
       systemLogLevelV2: config.functions.systemLogLevel,
       tracing: lambda.Tracing.ACTIVE,
       description: route.summary,

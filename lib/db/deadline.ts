@@ -5,17 +5,103 @@
  * connection or its back-off before the next attempt, and the call fails with an AbortError.
  */
 export class Deadline {
-  #signal: AbortSignal | undefined;
+  #controller: AbortController | undefined;
+  #onExpired: (() => void) | undefined;
 
   /** `atMs`: epoch milliseconds, as Date.now(). */
   constructor(readonly atMs: number) {}
 
   /**
-   * Armed on first use: a timed AbortSignal costs microseconds on Node 20, which only requests
-   * that reach DynamoDB then pay (a key found in the verifier's cache costs none).
+   * Armed on first use, so that a request that never reaches DynamoDB (a key found in the
+   * verifier's cache, an invalid body) arms nothing. Aborted as AbortSignal.timeout would abort it,
+   * with a TimeoutError, but by the process's one deadline timer: AbortSignal.timeout starts a timer
+   * of its own per signal, which costs every request about 1.5 µs (npm run bench).
    */
   get signal(): AbortSignal {
-    this.#signal ??= AbortSignal.timeout(Math.max(0, this.atMs - Date.now()));
-    return this.#signal;
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      deadlineTimer.watch(this);
+    }
+    return this.#controller.signal;
+  }
+
+  /** The request is over: its calls are done, nothing is left to abort. */
+  release(): void {
+    if (this.#controller !== undefined) deadlineTimer.forget(this);
+  }
+
+  /**
+   * `work`'s outcome, or `expired()`'s error if the deadline passes first: the answer for anything
+   * that does not heed the signal. It replaces Middy's early timeout, which starts a timer per request.
+   */
+  within<T>(work: Promise<T>, expired: () => Error): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#onExpired = () => reject(expired());
+      // Armed as a signal is: the same timer, and nothing new if a store call armed it already.
+      this.signal;
+      work.then(resolve, reject);
+    });
+  }
+
+  /** @internal Called by the deadline timer once `atMs` has passed. */
+  expire(): void {
+    this.#controller?.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    this.#onExpired?.();
   }
 }
+
+/**
+ * One timer for every armed deadline of the process, set for the earliest of them. A Lambda
+ * container serves one request at a time and releases its deadline when it answers, so the timer
+ * usually finds nothing due when it fires, re-arms for the deadline in flight, and is created
+ * about once per function timeout rather than once per request.
+ */
+/** The longest delay setTimeout takes (https://nodejs.org/api/timers.html#settimeoutcallback-delay-args). */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+class DeadlineTimer {
+  readonly #armed = new Set<Deadline>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #firesAtMs = Number.POSITIVE_INFINITY;
+
+  watch(deadline: Deadline): void {
+    this.#armed.add(deadline);
+    if (deadline.atMs < this.#firesAtMs) this.#schedule(deadline.atMs);
+  }
+
+  forget(deadline: Deadline): void {
+    this.#armed.delete(deadline);
+  }
+
+  /** How many deadlines are armed and not yet released: for tests. */
+  get armedCount(): number {
+    return this.#armed.size;
+  }
+
+  #schedule(atMs: number): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#firesAtMs = atMs;
+    // Node fires a longer delay than setTimeout's maximum at once; the timer then re-arms for the rest.
+    this.#timer = setTimeout(() => this.#fire(), Math.min(Math.max(0, atMs - Date.now()), MAX_TIMER_DELAY_MS));
+    // As AbortSignal.timeout's timer: it never keeps a process alive on its own.
+    this.#timer.unref();
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
+    this.#firesAtMs = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const deadline of this.#armed) {
+      if (deadline.atMs <= now) {
+        this.#armed.delete(deadline);
+        deadline.expire();
+      } else if (deadline.atMs < next) {
+        next = deadline.atMs;
+      }
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.#schedule(next);
+  }
+}
+
+export const deadlineTimer = new DeadlineTimer();

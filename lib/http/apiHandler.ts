@@ -1,5 +1,4 @@
 import middy, { type MiddlewareObj } from "@middy/core";
-import httpHeaderNormalizer from "@middy/http-header-normalizer";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import { MAX_BODY_BYTES } from "../contract/schemas";
 import { ServiceUnavailableError } from "../errors";
@@ -9,7 +8,8 @@ import { bearerAuth } from "./middleware/bearerAuth";
 import { deprecationNotice, sunsetGate } from "./middleware/deprecation";
 import { errorResponse } from "./middleware/errorResponse";
 import { jsonBody } from "./middleware/jsonBody";
-import { REQUEST_DEADLINE_MARGIN_MS, requestDeadline } from "./middleware/requestDeadline";
+import { requestDeadline } from "./middleware/requestDeadline";
+import { requestHeaders } from "./middleware/requestHeaders";
 import { requestTelemetry } from "./middleware/requestTelemetry";
 import { responseEnvelope } from "./middleware/responseEnvelope";
 import type { ApiEvent, ApiResult, Dependencies } from "./types";
@@ -48,7 +48,7 @@ export function chainSteps(route: RouteDefinition, deps: Dependencies): ChainSte
     step("responseEnvelope", responseEnvelope()),
     ...(route.deprecation ? [step("deprecationNotice", deprecationNotice(route.deprecation))] : []),
     step("errorResponse", errorResponse(telemetry.log)),
-    step("httpHeaderNormalizer", httpHeaderNormalizer()),
+    step("requestHeaders", requestHeaders()),
     step("bearerAuth", bearerAuth(deps.keys)),
     ...(route.deprecation ? [step("sunsetGate", sunsetGate(route.deprecation, deps.clock))] : []),
     ...(route.jsonBody ? [step("jsonBody", jsonBody({ maxBytes: MAX_BODY_BYTES }))] : []),
@@ -62,16 +62,14 @@ export function apiHandler(
   operation: Operation,
   hooks: ChainHooks = {},
 ): ProxyHandler {
-  const chain = middy<ApiEvent, ApiResult, Error, Context>(operation, {
-    ...hooks,
-    // Answer before Lambda kills the function, as a retryable 503 rather than a gateway 5xx: the
-    // request's store calls are aborted at the same moment (requestDeadline), and this answers for
-    // anything else the operation is still waiting on. Middy's default margin is 5 ms.
-    timeoutEarlyInMillis: REQUEST_DEADLINE_MARGIN_MS,
-    timeoutEarlyResponse: () => {
-      throw new ServiceUnavailableError(1);
-    },
-  });
+  // Answer before Lambda kills the function, as a retryable 503 rather than a gateway 5xx: the
+  // request's store calls are aborted at its deadline (requestDeadline), and this answers for
+  // anything else the operation is still waiting on then. It takes the place of Middy's own early
+  // timeout (off here), which starts and clears a timer on every request; the deadline's timer is
+  // one per process (lib/db/deadline.ts).
+  const withinDeadline: Operation = (event) =>
+    event.deadline ? event.deadline.within(operation(event), () => new ServiceUnavailableError(1)) : operation(event);
+  const chain = middy<ApiEvent, ApiResult, Error, Context>(withinDeadline, { ...hooks, timeoutEarlyInMillis: 0 });
   for (const { middleware } of chainSteps(route, deps)) chain.use(middleware);
   return chain as unknown as ProxyHandler;
 }

@@ -1,21 +1,21 @@
 import { idempotencyKeySchema } from "../contract/schemas";
 import { ValidationError } from "../errors";
+import type { ChainHeader, ChainHeaders, ChainMultiValueHeaders } from "../http/types";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+const headerName = "idempotency-key" satisfies ChainHeader;
 const { minLength, maxLength } = idempotencyKeySchema;
 
 /**
- * The optional Idempotency-Key of a request, from headers already lower-cased by the header
- * normaliser. Length is counted in Unicode code points, as JSON Schema's maxLength (and `name`) are.
+ * The optional Idempotency-Key of a request, from the headers the chain picked (lower-cased). Length is counted in Unicode code points, as JSON Schema's maxLength (and `name`) are.
  */
 export function parseIdempotencyKey(
-  headers: Record<string, string | undefined> | null | undefined,
-  multiValueHeaders?: Record<string, string[] | undefined> | null,
+  headers: ChainHeaders | null | undefined,
+  multiValueHeaders?: ChainMultiValueHeaders | null,
 ): string | undefined {
-  const name = IDEMPOTENCY_KEY_HEADER.toLowerCase();
-  const values = multiValueHeaders?.[name];
+  const values = multiValueHeaders?.[headerName];
   if (values && values.length > 1) throw new ValidationError(IDEMPOTENCY_KEY_HEADER, "must be given at most once");
-  const value = headers?.[name];
+  const value = headers?.[headerName];
   if (value === undefined) return undefined;
   const length = [...value].length;
   if (length < minLength || length > maxLength) {

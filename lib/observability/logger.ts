@@ -15,9 +15,14 @@ export interface Logger {
   error(message: string, fields?: LogFields): void;
 }
 
-export type LineWriter = (line: string) => void;
-export const writeStdout: LineWriter = (line) => {
-  process.stdout.write(`${line}\n`);
+/**
+ * Writes one or more complete lines, joined by "\n", at once. Lambda makes each line of stdout a
+ * log event of its own (as https://github.com/FormidableLabs/pino-lambda/issues/13 shows), so the
+ * request line and the metrics line of a request go out in one write, and stay two events.
+ */
+export type LineWriter = (lines: string) => void;
+export const writeStdout: LineWriter = (lines) => {
+  process.stdout.write(`${lines}\n`);
 };
 
 export function enabled(threshold: LogLevel) {
@@ -28,21 +33,41 @@ export function enabled(threshold: LogLevel) {
 /** The second the cached prefix belongs to, and that prefix: `YYYY-MM-DDTHH:MM:SS.` */
 let cachedSecondMs = Number.NaN;
 let cachedPrefix = "";
+/** The UTC day the cached day prefix belongs to (its first millisecond), and that prefix: `YYYY-MM-DDT`. */
+let cachedDayMs = Number.NaN;
+let cachedDayPrefix = "";
+
+const MS_PER_DAY = 86_400_000;
+const twoDigits = (value: number) => (value < 10 ? `0${value}` : `${value}`);
 
 /**
  * `new Date(nowMs).toISOString()`, without building a Date and formatting it on every line: every
- * request writes two timestamped lines, and within one second only the milliseconds change.
+ * request writes a timestamped line, and within one second only the milliseconds change. A quiet
+ * container (under a request a second) moves to a new second on every request: that second's
+ * prefix is then put together from the cached day, which changes once a day.
  */
 export function isoTimestamp(nowMs: number = Date.now()): string {
   const millis = nowMs - cachedSecondMs;
   if (millis >= 0 && millis < 1000 && Number.isInteger(millis)) {
     return `${cachedPrefix}${millis < 10 ? "00" : millis < 100 ? "0" : ""}${millis}Z`;
   }
+  const intoDay = nowMs - cachedDayMs;
+  if (intoDay >= 0 && intoDay < MS_PER_DAY && Number.isInteger(intoDay)) {
+    const secondOfDay = Math.floor(intoDay / 1000);
+    const hours = Math.floor(secondOfDay / 3600);
+    const minutes = Math.floor((secondOfDay % 3600) / 60);
+    cachedPrefix = `${cachedDayPrefix}${twoDigits(hours)}:${twoDigits(minutes)}:${twoDigits(secondOfDay % 60)}.`;
+    cachedSecondMs = cachedDayMs + secondOfDay * 1000;
+    const ms = intoDay - secondOfDay * 1000;
+    return `${cachedPrefix}${ms < 10 ? "00" : ms < 100 ? "0" : ""}${ms}Z`;
+  }
   const iso = new Date(nowMs).toISOString();
   // Only the common form (four-digit year, whole milliseconds) is cached; the rest is formatted each time.
   if (iso.length === 24 && Number.isInteger(nowMs)) {
     cachedPrefix = iso.slice(0, 20);
     cachedSecondMs = nowMs - Number(iso.slice(20, 23));
+    cachedDayPrefix = iso.slice(0, 11);
+    cachedDayMs = Math.floor(nowMs / MS_PER_DAY) * MS_PER_DAY;
   }
   return iso;
 }

@@ -24,6 +24,8 @@ export interface RequestSummary extends RequestMeasurement {
    * gateway's access log, which cannot escape it (infra/stacks/accessLog.ts).
    */
   readonly userAgent: string | undefined;
+  /** The Error shape's `code` of an error answer (`not_found`, `unauthorized`, …); none for a success. */
+  readonly errorCode?: string | undefined;
 }
 
 export interface Telemetry {
@@ -44,6 +46,8 @@ export function createTelemetry(options: {
   readonly level: LogLevel;
   readonly format: LogFormat;
   readonly write?: LineWriter;
+  /** Where the X-Ray trace header is read from: Lambda's environment unless a test says otherwise. */
+  readonly traceHeader?: () => string | undefined;
 }): Telemetry {
   const write = options.write ?? writeStdout;
   if (options.format === "pretty") {
@@ -56,13 +60,40 @@ export function createTelemetry(options: {
   });
   const isEnabled = enabled(options.level);
   const requestLine = requestLineWriter(options.service, options.stage);
+  const traceId = xrayTraceIdReader(options.traceHeader ?? lambdaTraceHeader);
   return {
     log,
     requestCompleted(summary) {
       const level = summary.status >= 500 ? "ERROR" : "INFO";
-      if (isEnabled(level)) write(requestLine(level, summary));
-      write(embeddedMetricRecord(options.stage, summary, Date.now()));
+      // The metrics line whatever the level: it is how the alarms count requests. It carries no
+      // level, so Lambda's own filter counts it as INFO; the stacks therefore let every line
+      // through Lambda (infra/stacks/petStoreStack.ts) and the level is applied here.
+      const metrics = embeddedMetricRecord(options.stage, summary, Date.now());
+      write(isEnabled(level) ? `${requestLine(level, summary, traceId())}\n${metrics}` : metrics);
     },
+  };
+}
+
+/**
+ * The X-Ray trace header of the invocation being served: Lambda sets `_X_AMZN_TRACE_ID` for each
+ * one (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime).
+ */
+const lambdaTraceHeader = () => process.env._X_AMZN_TRACE_ID;
+
+/**
+ * The trace id (`Root=…`) of the current trace header, or undefined outside Lambda. The header
+ * changes with every invocation; its root is parsed only when it does.
+ */
+function xrayTraceIdReader(header: () => string | undefined): () => string | undefined {
+  let lastHeader: string | undefined;
+  let lastRoot: string | undefined;
+  return () => {
+    const current = header();
+    if (current !== lastHeader) {
+      lastHeader = current;
+      lastRoot = current === undefined ? undefined : /(?:^|;)\s*Root=([^;\s]+)/.exec(current)?.[1];
+    }
+    return lastRoot;
   };
 }
 
@@ -77,7 +108,7 @@ const json = JSON.stringify;
 function requestLineWriter(service: string, stage: string) {
   // Keyed by level, then operation (a constant string of the route table): no key is built per request.
   const prefixes = { INFO: new Map<string, RoutePrefix>(), ERROR: new Map<string, RoutePrefix>() };
-  return (level: "INFO" | "ERROR", summary: RequestSummary): string => {
+  return (level: "INFO" | "ERROR", summary: RequestSummary, xrayTraceId: string | undefined): string => {
     let prefix = prefixes[level].get(summary.operation);
     if (prefix === undefined || prefix.method !== summary.method || prefix.route !== summary.route) {
       prefix = {
@@ -95,7 +126,9 @@ function requestLineWriter(service: string, stage: string) {
       optional("requestId", summary.requestId) +
       optional("lambdaRequestId", summary.lambdaRequestId) +
       optional("apiKeyId", summary.apiKeyId) +
-      `${optional("userAgent", summary.userAgent)}}`
+      optional("userAgent", summary.userAgent) +
+      optional("errorCode", summary.errorCode) +
+      `${optional("xrayTraceId", xrayTraceId)}}`
     );
   };
 }

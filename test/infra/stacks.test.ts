@@ -514,16 +514,22 @@ describe.each(stages)("$id stage", (config) => {
     }
   });
 
-  it("filters the functions' log lines at the stage's log level and keeps Lambda's START and REPORT lines", () => {
+  it("lets every line of the functions through Lambda's filter, metrics lines included, and keeps its START and REPORT lines", () => {
     const functions = Object.values(resourcesOf(templateOf(config), "AWS::Lambda::Function"));
 
     for (const fn of functions) {
       expect(fn.Properties.LoggingConfig).toMatchObject({
         LogFormat: "JSON",
-        ApplicationLogLevel: config.functions.logLevel,
+        ApplicationLogLevel: "TRACE",
         SystemLogLevel: "INFO",
       });
     }
+    // The stage's level is applied by the functions themselves.
+    const levels = functions
+      .map((fn) => (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables)
+      .map((variables) => variables?.LOG_LEVEL)
+      .filter((level) => level !== undefined);
+    expect(levels).toEqual(routeList.map(() => config.functions.logLevel));
   });
 
   it.each(requiredGatewayResponses)("answers $type ($when) with $status $code in the Error shape", (expected) => {

@@ -637,8 +637,8 @@ beforeAll(async () => {
     stage: "local",
     level: "ERROR",
     format: "json",
-    write: (line) => {
-      if (line.includes('"level":"ERROR"')) errorLines.push(line);
+    write: (text) => {
+      for (const line of text.split("\n")) if (line.includes('"level":"ERROR"')) errorLines.push(line);
     },
   });
   // The runtime dependencies (whatever they grow to hold), with logs captured instead of printed.

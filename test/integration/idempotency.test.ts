@@ -106,7 +106,7 @@ describe("Idempotency-Key on POST /pets", () => {
       stage: "test",
       level: "INFO",
       format: "json",
-      write: (line) => lines.push(line),
+      write: (text) => lines.push(...text.split("\n")),
     });
     const createPet = createCreatePet({ ...startProcess().deps, telemetry });
     const idempotencyKey = newIdempotencyKey();

@@ -306,7 +306,7 @@ describe("the request's deadline", () => {
 
   it("answers 503 with Retry-After when the operation is still waiting at the deadline, whatever it waits on", async () => {
     const deps = fakeDependencies(token);
-    // Ignores the deadline's signal: only Middy's early-timeout response can end this request.
+    // Ignores the deadline's signal: only the chain's race against the deadline can end this request.
     deps.pets.get = () => new Promise(() => undefined);
     const event = proxyEvent({
       path: "/pets/1",

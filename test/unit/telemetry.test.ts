@@ -4,7 +4,7 @@ import { createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createListPets } from "../../functions/listPets";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import { ServiceUnavailableError } from "../../lib/errors";
-import { isoTimestamp } from "../../lib/observability/logger";
+import { isoTimestamp, type LogLevel } from "../../lib/observability/logger";
 import {
   embeddedMetricRecord,
   METRICS_NAMESPACE,
@@ -16,16 +16,28 @@ import { createTelemetry, type RequestSummary } from "../../lib/observability/te
 import { bearer, invoke, jsonContent } from "../support/api";
 import { fakeDependencies, singleKeyVerifier } from "../support/fakes";
 
-function capturedTelemetry(format: "json" | "pretty" = "json") {
+/**
+ * `writes`: each call of the writer; `lines`: the log events Lambda makes of them (one per line of
+ * a JSON write; a pretty write is one message, stack and all).
+ */
+function capturedTelemetry(
+  format: "json" | "pretty" = "json",
+  options: { level?: LogLevel; traceHeader?: () => string | undefined } = {},
+) {
+  const writes: string[] = [];
   const lines: string[] = [];
   const telemetry = createTelemetry({
     service: "petstore",
     stage: "test",
-    level: "INFO",
+    level: options.level ?? "INFO",
     format,
-    write: (line) => lines.push(line),
+    write: (text) => {
+      writes.push(text);
+      lines.push(...(format === "json" ? text.split("\n") : [text]));
+    },
+    ...(options.traceHeader ? { traceHeader: options.traceHeader } : {}),
   });
-  return { lines, telemetry };
+  return { writes, lines, telemetry };
 }
 
 describe("request telemetry", () => {
@@ -58,6 +70,58 @@ describe("request telemetry", () => {
     expect(lines.join("\n")).not.toContain(key);
   });
 
+  it("writes a request's log line and metrics line in one write, as two lines", async () => {
+    const key = generateApiKey("local");
+    const { writes, telemetry } = capturedTelemetry();
+    const listPets = createListPets(fakeDependencies(key, { telemetry }));
+
+    await invoke(listPets, { path: "/pets", headers: bearer(key) });
+
+    expect(writes).toHaveLength(1);
+    const [requestLine, metricsLine, ...rest] = (writes[0] as string).split("\n");
+    expect(rest).toEqual([]);
+    expect(JSON.parse(requestLine as string)).toMatchObject({ message: "request", status: 200 });
+    expect(JSON.parse(metricsLine as string)).toMatchObject({ Operation: "listPets", [metricNames.requests]: 1 });
+  });
+
+  it("writes the metrics line at every log level, and the request line only where the level lets it", async () => {
+    const key = generateApiKey("local");
+    for (const level of ["WARN", "ERROR", "SILENT"] as const) {
+      const { lines, telemetry } = capturedTelemetry("json", { level });
+      const deps = fakeDependencies(key, { telemetry });
+      await invoke(createListPets(deps), { path: "/pets", headers: bearer(key) });
+      deps.pets.page = async () => {
+        throw new TypeError("boom");
+      };
+      await invoke(createListPets(deps), { path: "/pets", headers: bearer(key) });
+
+      const entries = lines.map((line) => JSON.parse(line));
+      expect(entries.filter((entry) => entry._aws)).toHaveLength(2);
+      const requestLines = entries.filter((entry) => entry.message === "request");
+      expect(requestLines.map((entry) => entry.status)).toEqual(level === "SILENT" ? [] : [500]);
+    }
+  });
+
+  it("names the error's code and the invocation's X-Ray trace in the request line", async () => {
+    const key = generateApiKey("local");
+    let traceHeader: string | undefined = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+    const { lines, telemetry } = capturedTelemetry("json", { traceHeader: () => traceHeader });
+    const listPets = createListPets(fakeDependencies(key, { telemetry }));
+
+    await invoke(listPets, { path: "/pets", headers: bearer(key) });
+    traceHeader = "Root=1-67891233-abcdef012345678912345678;Parent=1234567890abcdef;Sampled=0";
+    await invoke(listPets, { path: "/pets", headers: bearer(generateApiKey("local")) });
+    traceHeader = undefined;
+    await invoke(listPets, { path: "/pets?limit=0", headers: bearer(key) });
+
+    const requests = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === "request");
+    expect(requests.map(({ status, errorCode, xrayTraceId }) => ({ status, errorCode, xrayTraceId }))).toEqual([
+      { status: 200, errorCode: undefined, xrayTraceId: "1-5759e988-bd862e3fe1be46a994272793" },
+      { status: 401, errorCode: "unauthorized", xrayTraceId: "1-67891233-abcdef012345678912345678" },
+      { status: 400, errorCode: "invalid_request", xrayTraceId: undefined },
+    ]);
+  });
+
   it("logs the client's user agent in the request line as valid JSON, whatever characters it holds", async () => {
     const key = generateApiKey("local");
     const { lines, telemetry } = capturedTelemetry();
@@ -67,7 +131,7 @@ describe("request telemetry", () => {
     await invoke(listPets, { path: "/pets", headers: { ...bearer(key), "User-Agent": hostile } });
 
     const [request] = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === "request");
-    for (const line of lines) expect(line).not.toContain("\n");
+    expect(lines).toHaveLength(2);
     expect(request.userAgent).toBe(hostile);
   });
 
@@ -173,18 +237,15 @@ describe("telemetry lines joined from parts", () => {
     lambdaRequestId: optionalText,
     apiKeyId: optionalText,
     userAgent: optionalText,
+    errorCode: fc.option(fc.constantFrom("not_found", "unauthorized", "internal_error"), { nil: undefined }),
   });
+  const traceRoots = fc.option(fc.stringMatching(/^1-[0-9a-f]{8}-[0-9a-f]{24}$/), { nil: undefined });
 
   it("writes the request line the JSON logger would write for the same fields, whatever they hold", () => {
     fc.assert(
-      fc.property(summaries, (summary) => {
-        const lines: string[] = [];
-        const telemetry = createTelemetry({
-          service: "petstore",
-          stage: "test",
-          level: "INFO",
-          format: "json",
-          write: (line) => lines.push(line),
+      fc.property(summaries, traceRoots, (summary, root) => {
+        const { lines, telemetry } = capturedTelemetry("json", {
+          traceHeader: () => (root === undefined ? undefined : `Root=${root};Parent=53995c3f42cd8ad8;Sampled=1`),
         });
         telemetry.requestCompleted(summary);
         const [line] = lines;
@@ -197,6 +258,7 @@ describe("telemetry lines joined from parts", () => {
           stage: "test",
           ...fields,
           latencyMs: Math.round(summary.latencyMs * 1000) / 1000,
+          xrayTraceId: root,
         });
         expect(line).toBe(expected);
       }),
@@ -252,6 +314,20 @@ describe("telemetry lines joined from parts", () => {
         },
       ),
       { numRuns: 2000 },
+    );
+  });
+
+  it("stamps lines with what toISOString gives when a quiet container moves on by seconds, hours and days", () => {
+    const start = fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 });
+    const steps = fc.array(fc.integer({ min: 1, max: 30 * 60 * 60 * 1000 }), { minLength: 1, maxLength: 30 });
+    fc.assert(
+      fc.property(start, steps, (first, gaps) => {
+        let instant = first;
+        for (const gap of gaps) {
+          instant += gap;
+          expect(isoTimestamp(instant)).toBe(new Date(instant).toISOString());
+        }
+      }),
     );
   });
 

@@ -15,7 +15,7 @@ import {
   ValidationError,
 } from "../../errors";
 import { describeError, type Logger } from "../../observability/logger";
-import type { ApiEvent, ApiResult } from "../types";
+import type { ApiEvent, ApiResult, RequestNotes } from "../types";
 
 export function errorResult(
   status: number,
@@ -69,6 +69,7 @@ export function errorResponse(log: Logger): MiddlewareObj<ApiEvent, ApiResult, E
   return {
     onError: (request: Request<ApiEvent, ApiResult, Error, Context>) => {
       const result = toErrorResult(request.error);
+      (request.internal as RequestNotes).errorCode = (result.body as ErrorBody).code;
       if (result.statusCode >= 500) {
         log.error("request failed", {
           requestId: request.event.requestContext?.requestId,

@@ -1,21 +1,24 @@
-import type { MiddlewareObj } from "@middy/core";
+import type { MiddlewareObj, Request } from "@middy/core";
 import type { Context } from "aws-lambda";
 import { Deadline } from "../../db/deadline";
 import type { ApiEvent, ApiResult } from "../types";
 
 /**
  * How long before Lambda's own timeout a request stops waiting for DynamoDB and answers 503: room
- * to map the error, log it and hand the answer back. Middy's early-timeout response uses the same
- * margin, for anything that does not heed the deadline.
+ * to map the error, log it and hand the answer back. The chain answers 503 at the same moment for
+ * anything else the operation still waits on (lib/http/apiHandler.ts).
  */
 export const REQUEST_DEADLINE_MARGIN_MS = 1000;
 
 /**
- * Gives the request its deadline as it enters the chain, before the bearer check's key lookup (Middy's
- * own early timeout only starts after the `before` middlewares). Without a Lambda context that
- * knows its remaining time, as Middy, it sets none.
+ * Gives the request its deadline as it enters the chain, before the bearer check's key lookup, and
+ * releases it once the request is answered. Without a Lambda context that knows its remaining time
+ * (tests, the local server), it sets none.
  */
 export function requestDeadline(): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
+  const release = (request: Request<ApiEvent, ApiResult, Error, Context>) => {
+    request.event.deadline?.release();
+  };
   return {
     before: (request) => {
       const remainingMs = request.context.getRemainingTimeInMillis?.();
@@ -23,5 +26,7 @@ export function requestDeadline(): MiddlewareObj<ApiEvent, ApiResult, Error, Con
         request.event.deadline = new Deadline(Date.now() + remainingMs - REQUEST_DEADLINE_MARGIN_MS);
       }
     },
+    after: release,
+    onError: release,
   };
 }

@@ -3,20 +3,10 @@ import type { APIGatewayProxyResult, Context } from "aws-lambda";
 import { isReplayedAnswer } from "../../idempotency/replayed";
 import type { Telemetry } from "../../observability/telemetry";
 import type { RouteDefinition } from "../../routes";
-import type { ApiEvent } from "../types";
+import type { ApiEvent, RequestNotes } from "../types";
 
 /** True until this container has served its first request. */
 let coldStart = true;
-
-/**
- * When the request entered the chain, kept in Middy's `request.internal`: an object of its own
- * for each invocation (middy() creates it per request unless given one in its options, which
- * apiHandler never does), cheaper to fill than a WeakMap keyed by the event.
- */
-interface RequestStart {
-  startedAt?: number;
-  coldStart?: boolean;
-}
 
 /**
  * Outermost middleware: times the request and reports it once its final answer (after error
@@ -27,7 +17,7 @@ export function requestTelemetry(
   telemetry: Telemetry,
 ): MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context> {
   const report = (request: Request<ApiEvent, APIGatewayProxyResult, Error, Context>) => {
-    const started = request.internal as RequestStart;
+    const started = request.internal as RequestNotes;
     const status = request.response?.statusCode ?? 500;
     telemetry.requestCompleted({
       operation: route.operationId,
@@ -43,11 +33,12 @@ export function requestTelemetry(
       lambdaRequestId: request.context.awsRequestId,
       apiKeyId: request.event.principal?.keyId,
       userAgent: request.event.requestContext?.identity?.userAgent ?? undefined,
+      errorCode: started.errorCode,
     });
   };
   return {
     before: (request) => {
-      const start = request.internal as RequestStart;
+      const start = request.internal as RequestNotes;
       start.startedAt = performance.now();
       start.coldStart = coldStart;
       coldStart = false;

@@ -1,0 +1,110 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Deadline, deadlineTimer } from "../../lib/db/deadline";
+
+describe("request deadlines", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    // The process's deadline timer outlives a test: let it fire, so that the next test starts with none pending.
+    vi.runAllTimers();
+    vi.useRealTimers();
+  });
+
+  it("aborts a request's calls when its deadline passes, with the TimeoutError AbortSignal.timeout gives", () => {
+    const deadline = new Deadline(Date.now() + 1000);
+    const { signal } = deadline;
+
+    vi.advanceTimersByTime(999);
+    expect(signal.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
+
+    expect(signal.aborted).toBe(true);
+    expect((signal.reason as DOMException).name).toBe("TimeoutError");
+    expect(deadlineTimer.armedCount).toBe(0);
+  });
+
+  it("gives every call of a request the same signal", () => {
+    const deadline = new Deadline(Date.now() + 1000);
+    expect(deadline.signal).toBe(deadline.signal);
+    deadline.release();
+  });
+
+  it("never aborts a request that was answered and released before its deadline", () => {
+    const deadline = new Deadline(Date.now() + 1000);
+    const { signal } = deadline;
+    deadline.release();
+
+    vi.advanceTimersByTime(5000);
+
+    expect(signal.aborted).toBe(false);
+    expect(deadlineTimer.armedCount).toBe(0);
+  });
+
+  it("starts no timer per request: one process timer serves requests one after another", () => {
+    const setTimeoutSpy = vi.spyOn(globalThis, "setTimeout");
+    const signals: AbortSignal[] = [];
+    for (let request = 0; request < 100; request++) {
+      const deadline = new Deadline(Date.now() + 9000);
+      signals.push(deadline.signal);
+      vi.advanceTimersByTime(10);
+      deadline.release();
+    }
+    const timersStarted = setTimeoutSpy.mock.calls.length;
+    setTimeoutSpy.mockRestore();
+
+    expect(timersStarted).toBeLessThanOrEqual(1);
+    vi.advanceTimersByTime(20_000);
+    expect(signals.some((signal) => signal.aborted)).toBe(false);
+  });
+
+  it("aborts each of several requests in flight at its own deadline, earliest first", () => {
+    const late = new Deadline(Date.now() + 3000);
+    const early = new Deadline(Date.now() + 1000);
+    const [lateSignal, earlySignal] = [late.signal, early.signal];
+
+    vi.advanceTimersByTime(1000);
+    expect([earlySignal.aborted, lateSignal.aborted]).toEqual([true, false]);
+    vi.advanceTimersByTime(2000);
+    expect([earlySignal.aborted, lateSignal.aborted]).toEqual([true, true]);
+  });
+
+  it("aborts at once a deadline that has already passed when first used", () => {
+    const { signal } = new Deadline(Date.now() - 1);
+    vi.advanceTimersByTime(0);
+    expect(signal.aborted).toBe(true);
+  });
+
+  it("waits out a deadline further away than one timer can wait without firing early", () => {
+    const { signal } = new Deadline(Date.now() + 2 ** 31 + 5000);
+    vi.advanceTimersByTime(2 ** 31 - 1);
+    expect(signal.aborted).toBe(false);
+    vi.advanceTimersByTime(5002);
+    expect(signal.aborted).toBe(true);
+  });
+
+  it("answers for work that ignores the signal once the deadline passes, and not before", async () => {
+    const deadline = new Deadline(Date.now() + 1000);
+    const outcome = deadline
+      .within(new Promise(() => undefined), () => new Error("deadline passed"))
+      .then(
+        () => "resolved",
+        (error: Error) => error.message,
+      );
+
+    vi.advanceTimersByTime(999);
+    await Promise.resolve();
+    const early = await Promise.race([outcome, Promise.resolve("still waiting")]);
+    vi.advanceTimersByTime(1);
+
+    expect(early).toBe("still waiting");
+    await expect(outcome).resolves.toBe("deadline passed");
+  });
+
+  it("hands on the work's own outcome when it settles in time", async () => {
+    const deadline = new Deadline(Date.now() + 1000);
+    await expect(deadline.within(Promise.resolve(42), () => new Error("late"))).resolves.toBe(42);
+    await expect(deadline.within(Promise.reject(new Error("own")), () => new Error("late"))).rejects.toThrow("own");
+    deadline.release();
+  });
+});
