@@ -54,9 +54,22 @@ export interface MonitoringConfig {
   readonly requireAlarmDestination: boolean;
 }
 
+/**
+ * Creates near POST /pets' throttle, sustained: the trigger of the design past the first ceiling
+ * (docs/capacity.md), observable under today's limits, unlike any rate above the throttle.
+ */
+export const CREATES_NEAR_THROTTLE = {
+  /** Creates per second, as a share of the stage's throttle on POST /pets. */
+  shareOfThrottle: 0.8,
+  /** For this long, in 5-minute periods. */
+  sustainedMinutes: 15,
+} as const;
+
 export interface MonitoringProps {
   /** The `Stage` dimension the functions publish their metrics with. */
   readonly stage: DeployedStageName;
+  /** Requests per second the stage lets through to each method, POST /pets included (infra/config.ts). */
+  readonly methodThrottlePerSecond: number;
   readonly api: apigateway.RestApi;
   /** The functions, by operation id. */
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
@@ -252,13 +265,14 @@ export class Monitoring extends Construct {
       metric: cloudwatch.IMetric,
       threshold: number,
       evaluationPeriods = 1,
+      comparisonOperator = cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     ) => {
       const created = new cloudwatch.Alarm(this, id, {
         alarmDescription: description,
         metric,
         threshold,
         evaluationPeriods,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        comparisonOperator,
         // No data is no traffic here; an outage that leaves no data at all is the synthetic check's.
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
@@ -359,6 +373,15 @@ export class Monitoring extends Construct {
       `More than ${config.authFailures} requests answered 401 in 5 minutes: a client with a revoked or mistyped key, or key guessing.`,
       sumOverOperations(metricNames.authFailures, "401 answers"),
       config.authFailures,
+    );
+    const nearThrottlePerSecond = Math.floor(props.methodThrottlePerSecond * CREATES_NEAR_THROTTLE.shareOfThrottle);
+    alarm(
+      "CreatesNearThrottle",
+      `${nearThrottlePerSecond} or more creates a second (${CREATES_NEAR_THROTTLE.shareOfThrottle * 100}% of POST /pets' throttle of ${props.methodThrottlePerSecond}) for ${CREATES_NEAR_THROTTLE.sustainedMinutes} minutes: raise the throttle and start the design past the first ceiling (docs/capacity.md).`,
+      emf(metricNames.petsCreated, "createPet"),
+      nearThrottlePerSecond * PERIOD.toSeconds(),
+      Math.ceil(CREATES_NEAR_THROTTLE.sustainedMinutes / PERIOD.toMinutes()),
+      cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     );
     alarm(
       "AlarmDeliveryFailures",

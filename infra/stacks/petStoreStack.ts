@@ -136,6 +136,7 @@ export class PetStoreStack extends Stack {
 
     const monitoring = new Monitoring(this, "Monitoring", {
       stage: config.stage,
+      methodThrottlePerSecond: config.api.throttlingRateLimit,
       api: this.api,
       functions: this.functions,
       table: this.table,

@@ -8,9 +8,12 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import type { StageConfig } from "../../infra/config";
+import { type StageConfig, stageReservedConcurrency } from "../../infra/config";
+import { CREATES_NEAR_THROTTLE } from "../../infra/stacks/monitoring";
 import type { TableArea } from "../../lib/db/table";
-import { routes } from "../../lib/routes";
+import { metricNames } from "../../lib/observability/metrics";
+import { type OperationId, routes } from "../../lib/routes";
+import { MINIMUM_UNRESERVED_CONCURRENCY } from "../preflight/checks";
 import type { CostedRequest, RequestCostResult } from "./requestCost";
 import { HOST_RUNTIME, rerunOnHost } from "./runtimes";
 import type { ShardedDesignResult } from "./shardedDesign";
@@ -34,7 +37,11 @@ export const awsLimits = {
   /** A new on-demand table's warm throughput; it rises with use (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html). */
   newOnDemandTableReadUnitsPerSecond: 12_000,
   newOnDemandTableWriteUnitsPerSecond: 4_000,
-  /** Per account and region, shared by every function (https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html). */
+  /**
+   * Per account and region, shared by every function (https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html):
+   * the default. New accounts start lower, and AWS raises it with use
+   * (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
+   */
   lambdaAccountConcurrency: 1_000,
   /** Per function, since November 2023 (https://docs.aws.amazon.com/lambda/latest/dg/scaling-behavior.html). */
   lambdaScalingEnvironmentsPer10Seconds: 1_000,
@@ -60,6 +67,11 @@ export const sources = {
   wafRateRules: "https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based.html",
   logEventSize: "https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutLogEvents.html",
   lambdaJsonSystemLogs: "https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-logformat.html",
+  lambdaQuotas: "https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html",
+  lambdaReservedConcurrency: "https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html",
+  initBilling: "https://aws.amazon.com/blogs/compute/aws-lambda-standardizes-billing-for-init-phase/",
+  xraySampling: "https://docs.aws.amazon.com/xray/latest/devguide/xray-console-sampling.html",
+  apiGatewayXray: "https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enabling-xray.html",
   pricing: {
     lambda: "https://aws.amazon.com/lambda/pricing/",
     apiGateway: "https://aws.amazon.com/api-gateway/pricing/",
@@ -67,6 +79,7 @@ export const sources = {
     waf: "https://aws.amazon.com/waf/pricing/",
     cloudwatch: "https://aws.amazon.com/cloudwatch/pricing/",
     xray: "https://aws.amazon.com/xray/pricing/",
+    dataTransfer: "https://aws.amazon.com/ec2/pricing/on-demand/#Data_Transfer",
     kms: "https://aws.amazon.com/kms/pricing/",
     secretsManager: "https://aws.amazon.com/secrets-manager/pricing/",
   },
@@ -89,15 +102,105 @@ export const unitPrices = {
   wafPerWebAclMonth: 5,
   wafPerRuleMonth: 1,
   logsPerGbIngested: 0.5,
+  /**
+   * A trace is one request, whatever services add segments to it (API Gateway's and Lambda's here):
+   * X-Ray bills traces recorded, and traces retrieved or scanned when someone reads them.
+   */
   xrayPerMillionTracesRecorded: 5,
-  /** X-Ray's default sampling rule: the first request each second, then 5% (https://docs.aws.amazon.com/xray/latest/devguide/xray-console-sampling.html). */
-  xraySampledFraction: 0.05,
+  xrayPerMillionTracesRetrievedOrScanned: 0.5,
+  xrayFreeTracesRecordedPerMonth: 100_000,
+  /**
+   * API Gateway bills data transfer out at the EC2 rates (https://aws.amazon.com/api-gateway/pricing/):
+   * to the internet, per GB after the first 100 GB a month, which every service of the account shares.
+   */
+  dataTransferOutPerGb: 0.09,
+  dataTransferOutFreeGbPerMonth: 100,
   /** A standard-resolution alarm (period of a minute or more). */
   cloudWatchAlarmMonth: 0.1,
   cloudWatchDashboardMonth: 3,
   /** A customer managed key, rotation included for its first two rotations. */
   kmsKeyMonth: 1,
   secretMonth: 0.4,
+} as const;
+
+/**
+ * X-Ray's default sampling rule, which API Gateway applies to the stage (active tracing) and Lambda
+ * follows (the gateway's trace header says whether the request is sampled): a reservoir of one
+ * request a second, then a fixed rate of the rest. The reservoir is the rule's, shared by every
+ * service of the account using it (`sources.xraySampling`, `sources.apiGatewayXray`).
+ */
+export const xrayDefaultSampling = { reservoirPerSecond: 1, fixedRate: 0.05 } as const;
+
+/** The share of requests X-Ray records at `requestsPerSecond` under the default rule. */
+export function xrayTracedShare(requestsPerSecond: number): number {
+  if (!(requestsPerSecond > 0)) throw new Error("requests per second must be above 0");
+  const { reservoirPerSecond, fixedRate } = xrayDefaultSampling;
+  return (
+    (Math.min(requestsPerSecond, reservoirPerSecond) +
+      fixedRate * Math.max(requestsPerSecond - reservoirPerSecond, 0)) /
+    requestsPerSecond
+  );
+}
+
+/** Traffic levels the X-Ray line is priced at, per stage; above its throttles a stage cannot go. */
+export const TRAFFIC_LEVELS_PER_SECOND = [1, 10, 100] as const;
+
+/**
+ * Shares of requests that meet a cold start, priced per million: a busy stage (a new environment
+ * for a burst, a deploy, Lambda's periodic recycling) and a quiet one, where an environment is
+ * gone before the next request comes.
+ */
+export const COLD_START_SHARES = [0.001, 0.01, 0.5, 1] as const;
+/** The shares the two totals assume. */
+export const BUSY_COLD_SHARE = 0.001;
+export const QUIET_COLD_SHARE = 0.5;
+
+/** What one cold start of a function took, as the bench measures it (scripts/bench/firstResponse.ts). */
+export interface ColdStartFigures {
+  /** Node's own boot, from process start to the first line of code: the floor of Lambda's runtime start. */
+  readonly bootMs: number;
+  /** Importing the function's bundle (INIT's part that is our code). */
+  readonly importMs: number;
+  /** The first request, after the import: its SDK clients, first connection and first DynamoDB calls. */
+  readonly firstRequestMs: number;
+}
+
+export interface ColdStartInputs {
+  /** The Node.js they were measured on (Lambda's nodejs24.x). */
+  readonly node: string;
+  /** Where they come from, to replace them from the next bench. */
+  readonly source: string;
+  readonly functions: Readonly<Record<OperationId, ColdStartFigures>>;
+}
+
+/**
+ * THE ONE PLACE the cold-start figures are written: medians from `npm run bench` (the first-response
+ * bench), copied here by hand; `npm run bench:capacity` records them in docs/capacity.md's inputs
+ * and renders the billed-INIT lines from them. Replace them with the bench's figures and run
+ * `npm run bench:capacity`.
+ */
+export const COLD_START_FIGURES: ColdStartInputs = {
+  node: "v24.21.0",
+  source:
+    "`npm run bench`, coldStart.<operation>.firstResponse: the boot, import and first-request medians on Node v24.21.0, against https DynamoDB on this machine",
+  functions: {
+    listPets: { bootMs: 23, importMs: 30, firstRequestMs: 34 },
+    getPet: { bootMs: 23, importMs: 30, firstRequestMs: 34 },
+    createPet: { bootMs: 23, importMs: 30, firstRequestMs: 40 },
+  },
+};
+
+/**
+ * When the design past the first ceiling starts (docs/capacity.md): creates near the production
+ * stage's POST /pets throttle, which is observable today, unlike any rate above that throttle.
+ */
+export const SHARDING_TRIGGER = {
+  /** Creates per second, as a share of the production stage's throttle on POST /pets: the alarm's. */
+  shareOfPostThrottle: CREATES_NEAR_THROTTLE.shareOfThrottle,
+  /** For this long, on the dashboard's 5-minute periods. */
+  sustainedMinutes: CREATES_NEAR_THROTTLE.sustainedMinutes,
+  /** The throttle may be raised while creates stay below this share of one partition's writes. */
+  headroomShareOfPartition: 1 / 3,
 } as const;
 
 /**
@@ -108,6 +211,23 @@ export const unitPrices = {
 export const lambdaPlatformLineSamples = [
   '{"time":"2026-11-25T16:20:00.000Z","type":"platform.start","record":{"requestId":"6d68ca91-49c9-448d-89b8-7ca3e6dc66aa","version":"12"}}',
   '{"time":"2026-11-25T16:20:00.025Z","type":"platform.report","record":{"requestId":"6d68ca91-49c9-448d-89b8-7ca3e6dc66aa","metrics":{"durationMs":21.462,"billedDurationMs":22,"memorySizeMB":512,"maxMemoryUsedMB":92},"tracing":{"spanId":"54565fb41ac79632","type":"X-Amzn-Trace-Id","value":"Root=1-6744a6d0-5ac1f1d0a0e54fa5a1c2b3d4;Parent=6c2d1b3a0f9e8d7c;Sampled=1"},"status":"success"}}',
+] as const;
+
+/**
+ * What API Gateway adds to a function's answer on the wire: the status line, its own headers and
+ * the empty line that ends them, in a sample of an HTTP/1.1 answer of a traced stage. HTTP/2
+ * compresses headers (less); TLS records, TCP/IP packets and a new connection's TLS handshake (its
+ * certificate chain, a few KB) are not counted.
+ */
+export const apiGatewayAnswerSample = [
+  "HTTP/1.1 200 OK",
+  "Date: Wed, 25 Nov 2026 16:20:00 GMT",
+  "Content-Length: 1024",
+  "Connection: keep-alive",
+  "x-amzn-RequestId: c6af9ac6-7b61-11e6-9a41-93e8deadbeef",
+  "x-amz-apigw-id: BrVmlHTaoAMEhKQ=",
+  "X-Amzn-Trace-Id: Root=1-6744a6d0-5ac1f1d0a0e54fa5a1c2b3d4;Parent=6c2d1b3a0f9e8d7c;Sampled=1",
+  "",
 ] as const;
 
 /** Typical values of the access log's variables (infra/stacks/accessLog.ts), to size one line. */
@@ -215,6 +335,8 @@ export interface CapacityInputs {
   readonly stacks: Record<string, StackFacts>;
   readonly requests: RequestCostResult;
   readonly sharded: ShardedDesignResult;
+  /** Copied from COLD_START_FIGURES: measured by `npm run bench`, not by this command. */
+  readonly coldStart: ColdStartInputs;
 }
 
 const OPERATION_OF: Record<CostedRequest, keyof typeof routes> = {
@@ -419,43 +541,140 @@ export function logBytesPerRequest(stageId: string, kind: CostedRequest, inputs:
   return own + platform + stack.accessLogLineBytes + LOG_EVENT_OVERHEAD_BYTES;
 }
 
+/** Bytes one answer sends to the client: the function's body and headers (measured) and API Gateway's part. */
+export function answerBytes(kind: CostedRequest, inputs: CapacityInputs): number {
+  const { bodyBytes, headerBytes } = inputs.requests.requests[kind].response;
+  return bodyBytes + headerBytes + apiGatewayAnswerSample.reduce((sum, line) => sum + Buffer.byteLength(line) + 2, 0);
+}
+
+const perKind = (f: (kind: CostedRequest) => number) =>
+  Object.fromEntries(COLUMNS.map((kind) => [kind, f(kind)])) as Record<CostedRequest, number>;
+
+/** Dollars per GB-second at the stage's memory and architecture, per billed millisecond. */
+function perBilledMs(stack: StackFacts): number {
+  return (stack.memoryMb / 1024 / 1000) * unitPrices.lambdaPerGbSecond[stack.architecture];
+}
+
+/** What every request costs, whatever the traffic (per million requests). */
 export function costLines(config: StageConfig, inputs: CapacityInputs): CostLine[] {
   const stack = inputs.stacks[config.id] as StackFacts;
   const p = unitPrices;
-  const per = (f: (kind: CostedRequest) => number) =>
-    Object.fromEntries(COLUMNS.map((kind) => [kind, f(kind)])) as Record<CostedRequest, number>;
   const request = (kind: CostedRequest) => inputs.requests.requests[kind];
-  const gb = stack.memoryMb / 1024;
   const lines: CostLine[] = [
-    { item: "Lambda requests", perMillion: per(() => p.lambdaPerMillionRequests) },
+    { item: "Lambda requests", perMillion: perKind(() => p.lambdaPerMillionRequests) },
     {
       item: `Lambda duration (${stack.architecture}, ${stack.memoryMb} MB, billed ms = measured p50 rounded up)`,
-      perMillion: per(
-        (kind) => (Math.ceil(request(kind).durationMs.p50) / 1000) * gb * p.lambdaPerGbSecond[stack.architecture] * 1e6,
-      ),
+      perMillion: perKind((kind) => Math.ceil(request(kind).durationMs.p50) * perBilledMs(stack) * 1e6),
     },
-    { item: "API Gateway REST requests", perMillion: per(() => p.apiGatewayRestPerMillionRequests) },
+    { item: "API Gateway REST requests", perMillion: perKind(() => p.apiGatewayRestPerMillionRequests) },
     {
       item: "DynamoDB on-demand (RRU, WRU with the index write)",
-      perMillion: per(
+      perMillion: perKind(
         (kind) =>
           request(kind).readUnits * p.dynamoPerMillionReadUnits +
           (request(kind).writeUnits + request(kind).indexWriteUnits) * p.dynamoPerMillionWriteUnits,
       ),
     },
   ];
-  if (config.edgeProtection) lines.push({ item: "AWS WAF requests", perMillion: per(() => p.wafPerMillionRequests) });
+  if (config.edgeProtection)
+    lines.push({ item: "AWS WAF requests", perMillion: perKind(() => p.wafPerMillionRequests) });
   lines.push({
     item: "CloudWatch Logs ingestion (function, Lambda and access log lines)",
-    perMillion: per((kind) => (logBytesPerRequest(config.id, kind, inputs) * 1e6 * p.logsPerGbIngested) / 2 ** 30),
+    perMillion: perKind((kind) => (logBytesPerRequest(config.id, kind, inputs) * 1e6 * p.logsPerGbIngested) / 2 ** 30),
   });
-  if (stack.tracing) {
-    lines.push({
-      item: `X-Ray traces (${p.xraySampledFraction * 100}% sampled)`,
-      perMillion: per(() => p.xraySampledFraction * p.xrayPerMillionTracesRecorded),
-    });
-  }
+  lines.push({
+    item: `Data transfer out (the answer with its headers, $${p.dataTransferOutPerGb.toFixed(2)}/GB)`,
+    perMillion: perKind((kind) => (answerBytes(kind, inputs) * 1e6 * p.dataTransferOutPerGb) / 2 ** 30),
+  });
   return lines;
+}
+
+/** The traffic levels a stage's X-Ray line is priced at: the stated ones, capped at what its throttles let through. */
+export function trafficLevels(config: StageConfig): number[] {
+  const most = config.api.throttlingRateLimit * Object.keys(routes).length;
+  return [...new Set(TRAFFIC_LEVELS_PER_SECOND.map((level) => Math.min(level, most)))];
+}
+
+const percent = (share: number) => `${fixed(share * 100, 2)}%`;
+
+/** X-Ray traces recorded per million requests at each traffic level (none for an untraced stage). */
+export function xrayLines(config: StageConfig, inputs: CapacityInputs): (CostLine & { requestsPerSecond: number })[] {
+  if (!(inputs.stacks[config.id] as StackFacts).tracing) return [];
+  return trafficLevels(config).map((requestsPerSecond) => {
+    const share = xrayTracedShare(requestsPerSecond);
+    return {
+      requestsPerSecond,
+      item: `X-Ray traces at ${integer(requestsPerSecond)} req/s${requestsPerSecond === 1 ? " or less" : ""} (${percent(share)} traced)`,
+      perMillion: perKind(() => share * unitPrices.xrayPerMillionTracesRecorded),
+    };
+  });
+}
+
+/** What one cold start of a costed request bills beyond a warm one, in milliseconds. */
+export interface ColdStartCost {
+  readonly operation: OperationId;
+  /** Lambda's runtime start (its floor: Node's boot) and our import: what INIT bills. */
+  readonly initMs: number;
+  readonly firstRequestMs: number;
+  /** INIT and the first request, rounded up to the millisecond as Lambda bills duration. */
+  readonly coldBilledMs: number;
+  /** A warm request of the same kind: its measured p50 rounded up. */
+  readonly warmBilledMs: number;
+  /** Dollars one cold start adds to the bill beyond a warm request. */
+  readonly extraDollars: number;
+}
+
+export function coldStartCost(config: StageConfig, inputs: CapacityInputs, kind: CostedRequest): ColdStartCost {
+  const stack = inputs.stacks[config.id] as StackFacts;
+  const operation = OPERATION_OF[kind];
+  const figures = inputs.coldStart.functions[operation];
+  const initMs = figures.bootMs + figures.importMs;
+  const coldBilledMs = Math.ceil(initMs + figures.firstRequestMs);
+  const warmBilledMs = Math.ceil(inputs.requests.requests[kind].durationMs.p50);
+  return {
+    operation,
+    initMs,
+    firstRequestMs: figures.firstRequestMs,
+    coldBilledMs,
+    warmBilledMs,
+    extraDollars: (coldBilledMs - warmBilledMs) * perBilledMs(stack),
+  };
+}
+
+/** Cold starts per million requests at each share of requests that meets one. */
+export function coldStartLines(config: StageConfig, inputs: CapacityInputs): (CostLine & { share: number })[] {
+  return COLD_START_SHARES.map((share) => ({
+    share,
+    item: `Cold starts in ${share === 1 ? "every request" : `${percent(share)} of requests`} (billed INIT, first request)`,
+    perMillion: perKind((kind) => share * 1e6 * coldStartCost(config, inputs, kind).extraDollars),
+  }));
+}
+
+const sum = (lines: readonly CostLine[], kind: CostedRequest) =>
+  lines.reduce((total, line) => total + line.perMillion[kind], 0);
+
+/** The two totals: a busy stage (its top traffic level, few cold starts) and a quiet one. */
+export function costTotals(config: StageConfig, inputs: CapacityInputs): CostLine[] {
+  const every = costLines(config, inputs);
+  const xray = xrayLines(config, inputs);
+  const cold = coldStartLines(config, inputs);
+  const levels = trafficLevels(config);
+  const busy = levels[levels.length - 1] as number;
+  const at = (requestsPerSecond: number, share: number) => [
+    ...every,
+    ...xray.filter((line) => line.requestsPerSecond === requestsPerSecond),
+    ...cold.filter((line) => line.share === share),
+  ];
+  return [
+    {
+      item: `**Total, busy: ${integer(busy)} req/s, ${percent(BUSY_COLD_SHARE)} cold**`,
+      perMillion: perKind((kind) => sum(at(busy, BUSY_COLD_SHARE), kind)),
+    },
+    {
+      item: `**Total, quiet: 1 req/s or less, ${percent(QUIET_COLD_SHARE)} cold**`,
+      perMillion: perKind((kind) => sum(at(1, QUIET_COLD_SHARE), kind)),
+    },
+  ];
 }
 
 /** The web ACL and its rules: billed by the month, whatever the traffic. */
@@ -463,28 +682,142 @@ const wafMonth = (stack: StackFacts) =>
   stack.wafRules > 0 ? unitPrices.wafPerWebAclMonth + stack.wafRules * unitPrices.wafPerRuleMonth : 0;
 
 export function renderCost(config: StageConfig, inputs: CapacityInputs): string {
-  const lines = costLines(config, inputs);
-  const total = Object.fromEntries(
-    COLUMNS.map((kind) => [kind, lines.reduce((sum, line) => sum + line.perMillion[kind], 0)]),
-  ) as Record<CostedRequest, number>;
+  const every = costLines(config, inputs);
   const stack = inputs.stacks[config.id] as StackFacts;
-  const perMs = (stack.memoryMb / 1024) * unitPrices.lambdaPerGbSecond[stack.architecture] * 1e3;
+  const perMs = perBilledMs(stack) * 1e6;
   const fixedCosts =
     stack.wafRules > 0
       ? ` Fixed, whatever the traffic: the web ACL and its ${stack.wafRules} rules, $${wafMonth(stack).toFixed(2)} a month.`
       : "";
+  const row = (line: CostLine) => [line.item, ...COLUMNS.map((kind) => dollars(line.perMillion[kind]))];
+  const bold = (line: CostLine) => [line.item, ...COLUMNS.map((kind) => `**${dollars(line.perMillion[kind])}**`)];
+  const functions = [...new Set(COLUMNS.map((kind) => OPERATION_OF[kind]))];
+  const firstKind = (operation: OperationId) =>
+    COLUMNS.find((kind) => OPERATION_OF[kind] === operation) as CostedRequest;
+  const freeRequests = (kind: CostedRequest) =>
+    (unitPrices.dataTransferOutFreeGbPerMonth * 2 ** 30) / answerBytes(kind, inputs) / 1e6;
   return [
     `Cost per million requests, ${config.id} (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
     "",
     table(
       ["Item", ...COLUMNS.map((kind) => COLUMN_TITLES[kind])],
       [
-        ...lines.map((line) => [line.item, ...COLUMNS.map((kind) => dollars(line.perMillion[kind]))]),
-        ["**Total**", ...COLUMNS.map((kind) => `**${dollars(total[kind])}**`)],
+        ...every.map(row),
+        bold({ item: "**Every request**", perMillion: perKind((kind) => sum(every, kind)) }),
+        ...xrayLines(config, inputs).map(row),
+        ...coldStartLines(config, inputs).map(row),
+        ...costTotals(config, inputs).map(bold),
       ],
     ),
     "",
-    `Each millisecond more of billed duration adds ${dollars(perMs)} per million requests.${fixedCosts}`,
+    `Each millisecond more of billed duration adds ${dollars(perMs)} per million requests (or cold starts, for INIT).${fixedCosts} ` +
+      `Data transfer out is free for the account's first ${unitPrices.dataTransferOutFreeGbPerMonth} GB a month (about ${integer(freeRequests("getPet"))} million gets, ${integer(freeRequests("listPets"))} million list pages), X-Ray for its first ${integer(unitPrices.xrayFreeTracesRecordedPerMonth)} traces.`,
+    "",
+    `One cold start, by function, at ${stack.architecture} and ${stack.memoryMb} MB (figures from ${inputs.coldStart.source}):`,
+    "",
+    table(
+      [
+        "Function",
+        "INIT: runtime start (Node's boot, its floor) + our import",
+        "First request",
+        "Billed, cold (INIT + first request)",
+        "Billed, warm (p50 here)",
+        "A million cold starts add",
+      ],
+      functions.map((operation) => {
+        const cost = coldStartCost(config, inputs, firstKind(operation));
+        const figures = inputs.coldStart.functions[operation];
+        return [
+          `\`${operation}\``,
+          `${fixed(figures.bootMs, 1)} + ${fixed(figures.importMs, 1)} = ${fixed(cost.initMs, 1)} ms`,
+          `${fixed(cost.firstRequestMs, 1)} ms`,
+          `${integer(cost.coldBilledMs)} ms`,
+          `${integer(cost.warmBilledMs)} ms`,
+          dollars(cost.extraDollars * 1e6),
+        ];
+      }),
+    ),
+  ].join("\n");
+}
+
+/** Account quotas the concurrency table shows: a new account's, a partly raised one, the default. */
+export const ACCOUNT_CONCURRENCY_EXAMPLES = [10, 400, awsLimits.lambdaAccountConcurrency] as const;
+
+/** Whether a stage's reservations fit an account's concurrency quota, and the most each API function could reserve. */
+export function concurrencyFit(config: StageConfig, quota: number, alsoReserved = 0) {
+  const apiFunctions = Object.keys(routes).length;
+  const needed = stageReservedConcurrency(config, apiFunctions);
+  const reservable = quota - MINIMUM_UNRESERVED_CONCURRENCY - alsoReserved;
+  const background = stageReservedConcurrency(config, 0);
+  return {
+    needed,
+    reservable: Math.max(reservable, 0),
+    fits: needed <= reservable,
+    /** The quota that would let the reservations through. */
+    quotaNeeded: needed + MINIMUM_UNRESERVED_CONCURRENCY + alsoReserved,
+    /** The largest `functions.reservedConcurrency` that fits; 0 when none does. */
+    largestPerFunction: Math.max(Math.floor((reservable - background) / apiFunctions), 0),
+  };
+}
+
+export function renderConcurrency(configs: readonly StageConfig[]): string {
+  const apiFunctions = Object.keys(routes).length;
+  const bothNeeded = configs.reduce((total, config) => total + stageReservedConcurrency(config, apiFunctions), 0);
+  const cell = (config: StageConfig, quota: number) => {
+    const fit = concurrencyFit(config, quota);
+    if (fit.fits) return `deploys (\`reservedConcurrency\` up to ${integer(fit.largestPerFunction)} would fit)`;
+    return `**refused**: needs a quota of ${integer(fit.quotaNeeded)}${fit.largestPerFunction > 0 ? `, or \`reservedConcurrency\` ${integer(fit.largestPerFunction)} or less` : "; no reservation fits"}`;
+  };
+  return [
+    `What each stage's reservations need (${apiFunctions} API functions × \`functions.reservedConcurrency\`, plus its background functions) against an account's concurrency quota, Lambda keeping ${MINIMUM_UNRESERVED_CONCURRENCY} unreserved ("would fit": the largest \`reservedConcurrency\` with the stage alone in the account):`,
+    "",
+    table(
+      [
+        "Account's concurrent executions",
+        `Reservable (all but ${MINIMUM_UNRESERVED_CONCURRENCY})`,
+        ...configs.map(
+          (config) =>
+            `${config.id} (reserves ${integer(stageReservedConcurrency(config, apiFunctions))}: ${config.functions.reservedConcurrency} per API function)`,
+        ),
+        `Both stages in one account (${integer(bothNeeded)})`,
+      ],
+      ACCOUNT_CONCURRENCY_EXAMPLES.map((quota) => [
+        `${integer(quota)}${quota === awsLimits.lambdaAccountConcurrency ? " (the default)" : ""}`,
+        integer(Math.max(quota - MINIMUM_UNRESERVED_CONCURRENCY, 0)),
+        ...configs.map((config) => cell(config, quota)),
+        bothNeeded + MINIMUM_UNRESERVED_CONCURRENCY <= quota
+          ? "deploys"
+          : `**refused**: needs a quota of ${integer(bothNeeded + MINIMUM_UNRESERVED_CONCURRENCY)}`,
+      ]),
+    ),
+  ].join("\n");
+}
+
+/** The creates rate at which the design past the first ceiling starts, and the throttle it may reach before. */
+export function shardingTrigger(production: StageConfig) {
+  const postThrottle = production.api.throttlingRateLimit;
+  const createsPerSecond = Math.floor(postThrottle * SHARDING_TRIGGER.shareOfPostThrottle);
+  const periodSeconds = 300;
+  return {
+    postThrottle,
+    createsPerSecond,
+    createsPerPeriod: createsPerSecond * periodSeconds,
+    periods: Math.ceil(SHARDING_TRIGGER.sustainedMinutes / (periodSeconds / 60)),
+    throttleBeforeDesign: Math.floor(
+      awsLimits.partitionWriteUnitsPerSecond * SHARDING_TRIGGER.headroomShareOfPartition,
+    ),
+  };
+}
+
+export function renderTrigger(production: StageConfig): string {
+  const t = shardingTrigger(production);
+  return [
+    `**The trigger** fires under today's limits: ${production.id}'s POST /pets is throttled at ${integer(t.postThrottle)} requests per second (\`api.throttlingRateLimit\`), so a rate of creates above that can never be seen. It fires on either of:`,
+    "",
+    `- creates at ${integer(t.createsPerSecond)} per second or more (${percent(SHARDING_TRIGGER.shareOfPostThrottle)} of that throttle) for ${SHARDING_TRIGGER.sustainedMinutes} minutes, which the \`CreatesNearThrottle\` alarm pages on (docs/alarms.md): the dashboard's "Pets created" line (metric \`${metricNames.petsCreated}\`, \`Stage=${production.stage}\`, \`Operation=createPet\`) at ${integer(t.createsPerPeriod)} or more per 5-minute period, ${t.periods} periods running;`,
+    `- any POST /pets answered 429 by the stage throttle, which the stage's access log shows (Logs Insights: \`filter method = "POST" and resourcePath = "/pets" and errorType = "THROTTLED" | stats count() by bin(5m)\`; the firewall's 429s have \`wafResponse\` WAF_BLOCK and no \`errorType\` THROTTLED), or \`ThrottledRequests\` on the table (the \`TableThrottles\` alarm) while creates are near that rate.`,
+    "",
+    `What it starts: first the throttle is raised (a setting), which is safe up to ${integer(t.throttleBeforeDesign)} creates per second (a third of one partition's ${integer(awsLimits.partitionWriteUnitsPerSecond)} writes, the headroom the counter, \`PET\` and index partitions need); the epochs design must be in production before POST's throttle goes above that.`,
   ].join("\n");
 }
 
@@ -499,6 +832,7 @@ export function renderMeasured(inputs: CapacityInputs, stageIds: readonly string
       fixed(r.writeUnits),
       fixed(r.indexWriteUnits),
       stageIds.map((id) => `${r.logs[id]?.events} / ${integer(r.logs[id]?.bytes ?? 0)} B`).join(", "),
+      `${integer(r.response.bodyBytes)} + ${integer(r.response.headerBytes)} B`,
       `${fixed(r.durationMs.p50)} ms (p90 ${fixed(r.durationMs.p90)})`,
     ];
   });
@@ -511,6 +845,7 @@ export function renderMeasured(inputs: CapacityInputs, stageIds: readonly string
         "WRU (table)",
         "WRU (index)",
         `Own log events / bytes (${stageIds.join(", ")})`,
+        "Answer: body + headers (the function's)",
         "Duration p50 (here)",
       ],
       rows,
@@ -523,26 +858,46 @@ export function renderMeasured(inputs: CapacityInputs, stageIds: readonly string
 
 export function renderSharded(inputs: CapacityInputs): string {
   const { sharded } = inputs;
-  const head = ["Page", "Current: queries / items / RRU"];
+  const cost = (c: { queries: number; itemsRead: number; readUnits: number } | null) =>
+    c === null ? "—" : `${fixed(c.queries)} / ${fixed(c.itemsRead)} / ${fixed(c.readUnits)}`;
+  const busy = sharded.epochs.find((epoch) => epoch.shards > 1);
+  const pagesOf = (c: { pages: number } | null) => ((c?.pages ?? 0) === 1 ? "1 page" : `${c?.pages ?? 0} pages`);
+  const epochList = sharded.epochs
+    .map((epoch, index) => {
+      const to = sharded.epochs[index + 1]?.fromPet ?? sharded.pets;
+      return `pets ${epoch.fromPet + 1}-${to}: ${epoch.shards === 1 ? "one shard" : `${epoch.shards} shards`}`;
+    })
+    .join(", ");
+  const rows: string[][] = [
+    ["Current: one `PET` partition, one index partition per status", ...sharded.lists.map((l) => cost(l.current))],
+    [
+      "Epochs: a page of pets created while creates were quiet (one shard)",
+      ...sharded.lists.map((l) => `${cost(l.epochs.oneShard)} (${pagesOf(l.epochs.oneShard)})`),
+    ],
+    [
+      `Epochs: a page reading the busy epoch (${busy?.shards ?? "—"} shards, chunked)`,
+      ...sharded.lists.map((l) => `${cost(l.epochs.sharded)} (${pagesOf(l.epochs.sharded)})`),
+    ],
+  ];
   for (const shards of sharded.shardCounts) {
-    head.push(`${shards} shards, one round`, `${shards} shards, chunked`);
+    const of = (l: (typeof sharded.lists)[number]) => l.sharded[String(shards)];
+    rows.push(
+      [`Every pet sharded, ${shards} shards, one round`, ...sharded.lists.map((l) => cost(of(l)?.oneRound ?? null))],
+      [
+        `Every pet sharded, ${shards} shards, chunked`,
+        ...sharded.lists.map((l) => `${cost(of(l)?.chunked ?? null)} (chunk ${of(l)?.chunk ?? "—"})`),
+      ],
+    );
   }
-  const cost = (c: { queries: number; itemsRead: number; readUnits: number }) =>
-    `${fixed(c.queries)} / ${fixed(c.itemsRead)} / ${fixed(c.readUnits)}`;
-  const rows = sharded.lists.map((list) => [
-    `${list.case} (${list.pages} pages)`,
-    cost(list.current),
-    ...sharded.shardCounts.flatMap((shards) => {
-      const s = list.sharded[String(shards)];
-      return s ? [cost(s.oneRound), `${cost(s.chunked)} (chunk ${s.chunk})`] : ["—", "—"];
-    }),
-  ]);
+  const { creates } = sharded;
+  const writes = (c: { writes: number; writeUnits: number }) =>
+    `${fixed(c.writes)} write${c.writes === 1 ? "" : "s"}, ${fixed(c.writeUnits)} WRU`;
   return [
-    `Per page, averaged over the walk, on ${integer(sharded.pets)} pets (queries / items read / RRU):`,
+    `Per page, averaged over every page of each listing, on ${integer(sharded.pets)} pets (queries / items read / RRU); the epochs table has ${epochList}:`,
     "",
-    table(head, rows),
+    table(["Design", ...sharded.lists.map((l) => `${l.case} (${l.pages} pages)`)], rows),
     "",
-    `Writes per create (table only; both designs also write the index once): current ${fixed(sharded.creates.current.writes)} writes, ${fixed(sharded.creates.current.writeUnits)} WRU; sharded ${fixed(sharded.creates.sharded.writes)} write, ${fixed(sharded.creates.sharded.writeUnits)} WRU.`,
+    `Writes per create (table only; every design also writes the index once): current ${writes(creates.current)} (the counter and the pet); epochs ${writes(creates.epochs)}; every pet sharded ${writes(creates.sharded)}.`,
   ].join("\n");
 }
 
@@ -586,8 +941,11 @@ export function renderSections(configs: readonly StageConfig[], inputs: Capacity
       configs.map((config) => config.id),
     ),
     sharded: renderSharded(inputs),
+    concurrency: renderConcurrency(configs),
     inputs: `<!-- capacity:inputs ${JSON.stringify(inputs)} -->`,
   };
+  const production = configs.find((config) => config.id === "Production");
+  if (production) sections.trigger = renderTrigger(production);
   for (const config of configs) {
     sections[`ceilings-${config.id}`] = renderCeilings(config, inputs);
     sections[`cost-${config.id}`] = renderCost(config, inputs);
@@ -638,6 +996,7 @@ async function main(): Promise<void> {
     stacks: await stackFacts(),
     requests: await measureRequestCost(),
     sharded: await measureShardedDesign(),
+    coldStart: COLD_START_FIGURES,
   };
   const configs = Object.values(stageConfigs);
   const sections = renderSections(configs, inputs);

@@ -1,9 +1,9 @@
 /**
  * What one request of each operation costs in the units AWS bills: DynamoDB request units (as
  * DynamoDB reports them with ReturnConsumedCapacity, here on dynalite), bytes of log lines written
- * to CloudWatch Logs, and the handler's duration. Handlers run in-process with the real repository,
- * idempotency store and key verifier against an in-memory dynalite over HTTP, so every store call
- * is a real round trip, as in Lambda.
+ * to CloudWatch Logs, bytes of the answer (what leaves AWS as data transfer out), and the handler's
+ * duration. Handlers run in-process with the real repository, idempotency store and key verifier
+ * against an in-memory dynalite over HTTP, so every store call is a real round trip, as in Lambda.
  *
  * dynalite computes request units as DynamoDB documents them (item size in 1 KB steps for writes,
  * 4 KB steps for reads, half for eventually consistent reads) for the table only: DynamoDB also
@@ -61,6 +61,12 @@ export interface RequestCost {
   readonly areas: Readonly<Partial<Record<TableArea, { readonly readUnits: number; readonly writeUnits: number }>>>;
   /** Log events and bytes (message + per-event overhead) one request adds, by stage id. */
   readonly logs: Readonly<Record<string, { readonly events: number; readonly bytes: number }>>;
+  /**
+   * The answer the handler gives (production's handlers): its body, and its headers as HTTP/1.1
+   * writes them (`name: value` and CRLF each). API Gateway adds its own headers and the status line
+   * (./capacity.ts sizes those).
+   */
+  readonly response: { readonly bodyBytes: number; readonly headerBytes: number };
   /** The handler's wall time per request (median and p90 over the measured requests), ms. */
   readonly durationMs: { readonly p50: number; readonly p90: number };
 }
@@ -80,6 +86,11 @@ export interface RequestCostResult {
 const SEEDED_PETS = 100;
 const TABLE = "petstore-bench-cost";
 const USER_AGENT = "petstore-client/1.4 (+https://example.com) node/24";
+/**
+ * `_X_AMZN_TRACE_ID` as Lambda sets it for a traced invocation, so the request line carries its
+ * trace id as on AWS (https://docs.aws.amazon.com/xray/latest/devguide/xray-concepts.html#xray-concepts-tracingheader).
+ */
+const LAMBDA_TRACE_HEADER = "Root=1-6744a6d0-5ac1f1d0a0e54fa5a1c2b3d4;Parent=6c2d1b3a0f9e8d7c;Sampled=1";
 const context = {
   awsRequestId: "00000000-0000-4000-8000-000000000000",
   getRemainingTimeInMillis: () => 10_000,
@@ -227,6 +238,19 @@ const expectedStatus: Record<CostedRequest, number> = {
   createPetIdempotent: 201,
 };
 
+/** The bytes of a handler's answer: its body as sent, and its headers as HTTP/1.1 lines. */
+export function responseBytes(result: APIGatewayProxyResult): RequestCost["response"] {
+  const body = result.body ?? "";
+  const bodyBytes = result.isBase64Encoded ? Buffer.from(body, "base64").length : Buffer.byteLength(body);
+  const lines = [
+    ...Object.entries(result.headers ?? {}).map(([name, value]) => `${name}: ${value}`),
+    ...Object.entries(result.multiValueHeaders ?? {}).flatMap(([name, values]) =>
+      values.map((value) => `${name}: ${value}`),
+    ),
+  ];
+  return { bodyBytes, headerBytes: lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 2, 0) };
+}
+
 export async function measureRequestCost(options: { samples?: number } = {}): Promise<RequestCostResult> {
   const samples = options.samples ?? 200;
   const dynamo = await startEmbeddedDynamo({ host: "127.0.0.1", port: 0 });
@@ -267,7 +291,10 @@ export async function measureRequestCost(options: { samples?: number } = {}): Pr
           stage: config.stage,
           level: config.functions.logLevel,
           format: "json",
-          write: (line) => lines.push(line),
+          // One write may hold several lines (the request line and the metrics line go out
+          // together); Lambda makes each line a log event of its own.
+          write: (written) => lines.push(...written.split("\n")),
+          traceHeader: () => LAMBDA_TRACE_HEADER,
         }),
       };
       const list = createListPets(deps);
@@ -282,6 +309,7 @@ export async function measureRequestCost(options: { samples?: number } = {}): Pr
     const stageIds = Object.keys(stageConfigs);
     const handlers = Object.fromEntries(stageIds.map((id) => [id, handlersFor(id)]));
     let counter = 0;
+    let lastResult: APIGatewayProxyResult | undefined;
     const invoke = async (handler: ProxyHandler, kind: CostedRequest): Promise<number> => {
       const shape = requestFor(kind, counter++);
       const event = toProxyEvent({
@@ -302,6 +330,7 @@ export async function measureRequestCost(options: { samples?: number } = {}): Pr
       const started = performance.now();
       const result: APIGatewayProxyResult = await handler(event, context);
       const elapsed = performance.now() - started;
+      lastResult = result;
       if (result.statusCode !== expectedStatus[kind]) {
         throw new Error(`${COSTED_REQUESTS[kind]} answered ${result.statusCode}: ${result.body}`);
       }
@@ -311,7 +340,8 @@ export async function measureRequestCost(options: { samples?: number } = {}): Pr
     const requests = {} as Record<CostedRequest, RequestCost>;
     for (const kind of Object.keys(COSTED_REQUESTS) as CostedRequest[]) {
       const logs: Record<string, { events: number; bytes: number }> = {};
-      let units: Omit<RequestCost, "logs" | "durationMs"> | undefined;
+      let units: Omit<RequestCost, "logs" | "response" | "durationMs"> | undefined;
+      let response: RequestCost["response"] | undefined;
       for (const stageId of stageIds) {
         const handler = handlers[stageId]?.[kind] as ProxyHandler;
         // A warm container: the first request of each handler (its cold start) is not counted.
@@ -334,14 +364,16 @@ export async function measureRequestCost(options: { samples?: number } = {}): Pr
           throw new Error(`${COSTED_REQUESTS[kind]} used the table differently in two stages`);
         }
         units = measured;
+        if (stageId === stageConfigs.Production.id) response = responseBytes(lastResult as APIGatewayProxyResult);
       }
       // Durations with the production stage's handlers (its log level), after the warm-up above.
       const production = handlers[stageConfigs.Production.id]?.[kind] as ProxyHandler;
       const durations: number[] = [];
       for (let index = 0; index < samples; index++) durations.push(await invoke(production, kind));
       requests[kind] = {
-        ...(units as Omit<RequestCost, "logs" | "durationMs">),
+        ...(units as Omit<RequestCost, "logs" | "response" | "durationMs">),
         logs,
+        response: response as RequestCost["response"],
         durationMs: { p50: round(median(durations), 2), p90: round(percentile(durations, 90), 2) },
       };
     }

@@ -53,6 +53,7 @@ beforeAll(() => {
   });
   const monitoring = new Monitoring(stack, "Monitoring", {
     stage: "prod",
+    methodThrottlePerSecond: 100,
     api,
     functions: {},
     table,

@@ -27,6 +27,7 @@ const config: MonitoringConfig = {
   requireAlarmDestination: true,
 };
 const TIMEOUT = Duration.seconds(12);
+const THROTTLE = 150;
 const EXISTING_TOPIC = "arn:aws:sns:eu-west-1:210987654321:pager";
 const EMAILS = ["oncall@example.com", "team@example.com"];
 
@@ -56,6 +57,7 @@ function monitoredStack(destinations: MonitoringProps["destinations"], requireAl
   });
   const monitoring = new Monitoring(stack, "Monitoring", {
     stage: "prod",
+    methodThrottlePerSecond: THROTTLE,
     api,
     functions,
     functionTimeout: TIMEOUT,
@@ -389,6 +391,25 @@ describe("the alarms", () => {
     expect(new Set(stats.map((stat) => stat.Metric.MetricName))).toEqual(new Set(["SystemErrors"]));
     expect(JSON.stringify(stats)).toContain('"Value":"Query"');
     expect(JSON.stringify(stats)).toContain('"Value":"PutItem"');
+  });
+
+  it("alarms when creates stay near POST /pets' throttle for 15 minutes: the trigger of the design past the first ceiling", () => {
+    const properties = alarm("CreatesNearThrottle");
+    const stat = (properties.MetricName ?? "") as string;
+
+    // 80% of 150 a second, over a 5-minute period, in each of 3 periods.
+    expect(properties.Threshold).toBe(120 * 300);
+    expect(properties.ComparisonOperator).toBe("GreaterThanOrEqualToThreshold");
+    expect(properties.EvaluationPeriods).toBe(3);
+    expect(stat).toBe("PetsCreated");
+    expect(properties.Dimensions).toEqual(
+      expect.arrayContaining([
+        { Name: "Stage", Value: "prod" },
+        { Name: "Operation", Value: "createPet" },
+      ]),
+    );
+    expect(properties.Statistic).toBe("Sum");
+    expect(properties.Threshold / 300).toBeLessThan(THROTTLE);
   });
 
   it("alarms when SNS fails to deliver the topic's notifications", () => {

@@ -1,15 +1,18 @@
 /**
  * docs/capacity.md against its sources: every generated part must be what the stage config and
- * the recorded inputs render to, and the recorded request units, log lines, stack facts and
- * sharded-design figures must be what a fresh measurement on dynalite gives (request units are
- * deterministic). Durations are recorded by npm run bench:capacity and not re-measured here.
+ * the recorded inputs render to, and the recorded request units, log lines, answer bytes, stack
+ * facts and sharded-design figures must be what a fresh measurement on dynalite gives (request
+ * units are deterministic). Durations are recorded by npm run bench:capacity and not re-measured
+ * here; the cold-start figures are npm run bench's, copied into COLD_START_FIGURES.
  */
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { stageConfigs } from "../../infra/config";
+import { routes } from "../../lib/routes";
 import {
   CAPACITY_DOC,
   type CapacityInputs,
+  COLD_START_FIGURES,
   documentedInputs,
   renderSections,
   replaceSections,
@@ -68,6 +71,23 @@ describe("docs/capacity.md", () => {
       }
     },
   );
+
+  it.each(Object.keys(COSTED_REQUESTS) as CostedRequest[])(
+    "records the bytes of the answer %s gives, to within the few bytes an id's or a name's digits vary",
+    (kind) => {
+      const now = fresh.requests[kind].response;
+      const documented = recorded.requests.requests[kind].response;
+
+      expect(documented.bodyBytes).toBeGreaterThan(0);
+      expect(Math.abs(now.bodyBytes - documented.bodyBytes), REGENERATE).toBeLessThanOrEqual(12);
+      expect(Math.abs(now.headerBytes - documented.headerBytes), REGENERATE).toBeLessThanOrEqual(12);
+    },
+  );
+
+  it("records the cold-start figures of COLD_START_FIGURES, for every function", () => {
+    expect(recorded.coldStart, REGENERATE).toEqual(COLD_START_FIGURES);
+    expect(Object.keys(recorded.coldStart.functions).sort()).toEqual(Object.keys(routes).sort());
+  });
 
   it("records a measured duration for every request", () => {
     for (const request of Object.values(recorded.requests.requests)) {

@@ -3,16 +3,33 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { type StageConfig, stageConfigs } from "../../infra/config";
 import {
+  answerBytes,
+  BUSY_COLD_SHARE,
   CAPACITY_DOC,
+  COLD_START_SHARES,
   ceilings,
+  coldStartCost,
+  coldStartLines,
+  concurrencyFit,
   costLines,
+  costTotals,
   documentedInputs,
+  QUIET_COLD_SHARE,
   renderCeilings,
+  renderConcurrency,
   renderCost,
+  renderTrigger,
+  SHARDING_TRIGGER,
+  shardingTrigger,
+  trafficLevels,
   unitPrices,
+  xrayLines,
+  xrayTracedShare,
 } from "../../scripts/bench/capacity";
+import { MINIMUM_UNRESERVED_CONCURRENCY } from "../../scripts/preflight/checks";
 
-const inputs = documentedInputs(readFileSync(CAPACITY_DOC, "utf8"));
+const page = readFileSync(CAPACITY_DOC, "utf8");
+const inputs = documentedInputs(page);
 const production = stageConfigs.Production;
 const withApi = (config: StageConfig, throttlingRateLimit: number): StageConfig => ({
   ...config,
@@ -103,5 +120,150 @@ describe("a stage's cost per million requests", () => {
     expect(items(production)).toContain("AWS WAF requests");
     expect(items(stageConfigs.Staging)).not.toContain("AWS WAF requests");
     expect(renderCost(production, inputs)).toContain(`prices as of ${unitPrices.asOf}`);
+  });
+});
+
+describe("what traffic adds to the cost", () => {
+  it("traces every request at one a second or less, and the reservoir plus 5% of the rest above", () => {
+    expect(xrayTracedShare(0.2)).toBe(1);
+    expect(xrayTracedShare(1)).toBe(1);
+    expect(xrayTracedShare(10)).toBeCloseTo((1 + 0.05 * 9) / 10);
+    expect(xrayTracedShare(100)).toBeCloseTo(0.0595);
+    expect(xrayTracedShare(1e6)).toBeCloseTo(0.05, 4);
+  });
+
+  it("prices X-Ray per trace recorded at each traffic level, none above what the stage's throttles let through", () => {
+    for (const config of Object.values(stageConfigs)) {
+      const lines = xrayLines(config, inputs);
+      const most = config.api.throttlingRateLimit * 3;
+
+      expect(lines.map((line) => line.requestsPerSecond)).toEqual(trafficLevels(config));
+      expect(Math.max(...trafficLevels(config))).toBeLessThanOrEqual(most);
+      for (const line of lines) {
+        expect(line.perMillion.getPet).toBeCloseTo(
+          xrayTracedShare(line.requestsPerSecond) * unitPrices.xrayPerMillionTracesRecorded,
+        );
+      }
+    }
+    expect(trafficLevels(stageConfigs.Staging)).toEqual([1, 10, 60]);
+  });
+
+  it("bills a cold start's INIT and first request beyond a warm request, at the stage's memory and architecture", () => {
+    const stack = inputs.stacks.Production;
+    const figures = inputs.coldStart.functions.createPet;
+    const cost = coldStartCost(production, inputs, "createPet");
+    const coldMs = Math.ceil(figures.bootMs + figures.importMs + figures.firstRequestMs);
+    const warmMs = Math.ceil(inputs.requests.requests.createPet.durationMs.p50);
+
+    expect(stack?.memoryMb).toBe(production.functions.memoryMb);
+    expect(cost.initMs).toBe(figures.bootMs + figures.importMs);
+    expect(cost.extraDollars).toBeCloseTo(
+      (coldMs - warmMs) *
+        ((production.functions.memoryMb / 1024 / 1000) * unitPrices.lambdaPerGbSecond[stack?.architecture ?? "arm64"]),
+      12,
+    );
+    const lines = coldStartLines(production, inputs);
+    expect(lines.map((line) => line.share)).toEqual([...COLD_START_SHARES]);
+    expect(lines.at(-1)?.perMillion.createPet).toBeCloseTo(1e6 * cost.extraDollars);
+  });
+
+  it("prices data transfer out on the answer's body and headers and API Gateway's part", () => {
+    const transfer = costLines(production, inputs).find((line) => line.item.startsWith("Data transfer out"));
+    const { bodyBytes, headerBytes } = inputs.requests.requests.listPets.response;
+
+    expect(answerBytes("listPets", inputs)).toBeGreaterThan(bodyBytes + headerBytes);
+    expect(transfer?.perMillion.listPets).toBeCloseTo(
+      (answerBytes("listPets", inputs) * 1e6 * unitPrices.dataTransferOutPerGb) / 2 ** 30,
+    );
+    // A page of 20 pets is over a KB: the audit's "about $0.05-0.20 per million" holds.
+    expect(transfer?.perMillion.listPets).toBeGreaterThan(0.05);
+    expect(transfer?.perMillion.listPets).toBeLessThan(0.2);
+  });
+
+  it("adds to each total the lines of its traffic level and cold-start share, and nothing else", () => {
+    const every = costLines(production, inputs);
+    const [busy, quiet] = costTotals(production, inputs);
+    const top = Math.max(...trafficLevels(production));
+    const line = (lines: { item: string; perMillion: Record<string, number> }[], kind: string) =>
+      lines.reduce((sum, l) => sum + (l.perMillion[kind] ?? 0), 0);
+    const xray = (rps: number) => xrayLines(production, inputs).filter((l) => l.requestsPerSecond === rps);
+    const cold = (share: number) => coldStartLines(production, inputs).filter((l) => l.share === share);
+
+    expect(busy?.perMillion.getPet).toBeCloseTo(
+      line(every, "getPet") + line(xray(top), "getPet") + line(cold(BUSY_COLD_SHARE), "getPet"),
+    );
+    expect(quiet?.perMillion.getPet).toBeCloseTo(
+      line(every, "getPet") + line(xray(1), "getPet") + line(cold(QUIET_COLD_SHARE), "getPet"),
+    );
+  });
+});
+
+describe("the account's Lambda concurrency quota", () => {
+  const apiFunctions = 3;
+
+  it("lets a stage deploy only where its reservations leave Lambda's 100 unreserved", () => {
+    for (const config of Object.values(stageConfigs)) {
+      const needed = apiFunctions * config.functions.reservedConcurrency + 2;
+      expect(concurrencyFit(config, needed + MINIMUM_UNRESERVED_CONCURRENCY).fits).toBe(true);
+      expect(concurrencyFit(config, needed + MINIMUM_UNRESERVED_CONCURRENCY - 1).fits).toBe(false);
+      expect(concurrencyFit(config, 10)).toMatchObject({ fits: false, largestPerFunction: 0 });
+    }
+    expect(concurrencyFit(stageConfigs.Staging, 400).fits).toBe(true);
+    expect(concurrencyFit(production, 400)).toMatchObject({ fits: false, quotaNeeded: 702, largestPerFunction: 99 });
+  });
+
+  it("shows on the page what binds with a quota of 10 and of 400, and the commands that read the account's", () => {
+    const table = renderConcurrency(Object.values(stageConfigs));
+
+    expect(table).toMatch(/^\| 10 \| 0 \| \*\*refused\*\*.*\| \*\*refused\*\*.*$/m);
+    expect(table).toMatch(/^\| 400 \| 300 \| deploys .*\| \*\*refused\*\*: needs a quota of 702/m);
+    expect(page.includes(table), "run npm run bench:capacity").toBe(true);
+    expect(page).toContain("aws service-quotas get-service-quota --service-code lambda --quota-code L-B99A9384");
+    expect(page).toContain("aws lambda get-account-settings");
+    expect(page).toContain("AccountLimit.ConcurrentExecutions");
+    expect(page).toContain("UnreservedConcurrentExecutions");
+  });
+});
+
+describe("the trigger past the first ceiling", () => {
+  it("fires on a creates rate below production's POST throttle, as infra/config.ts sets it", () => {
+    const trigger = shardingTrigger(production);
+
+    expect(trigger.postThrottle).toBe(production.api.throttlingRateLimit);
+    expect(trigger.createsPerSecond).toBeGreaterThan(0);
+    expect(trigger.createsPerSecond).toBeLessThan(production.api.throttlingRateLimit);
+    expect(trigger.createsPerPeriod).toBe(trigger.createsPerSecond * 300);
+    expect(trigger.periods * 5).toBeGreaterThanOrEqual(SHARDING_TRIGGER.sustainedMinutes);
+  });
+
+  it("names the metric and the access-log query that show it, on the page", () => {
+    const text = renderTrigger(production);
+
+    expect(text).toContain(`at ${shardingTrigger(production).createsPerSecond} per second or more`);
+    expect(text).toContain("`PetsCreated`");
+    expect(text).toContain('errorType = "THROTTLED"');
+    expect(page.includes(text), "run npm run bench:capacity").toBe(true);
+    expect(page).not.toMatch(/above a third of the measured ceiling/);
+  });
+});
+
+describe("the design past the first ceiling, as measured", () => {
+  it("lists pets created while creates were quiet with one Query a page, as today, in every case", () => {
+    for (const list of inputs.sharded.lists) {
+      expect(list.epochs.oneShard, list.case).not.toBeNull();
+      expect(list.epochs.oneShard?.queries, list.case).toBe(list.current.queries);
+      expect(list.epochs.oneShard?.readUnits, list.case).toBe(list.current.readUnits);
+    }
+  });
+
+  it("has a busy epoch's pages, and every page of the plain spread, pay a Query per shard", () => {
+    const busyShards = Math.max(...inputs.sharded.epochs.map((epoch) => epoch.shards));
+    for (const list of inputs.sharded.lists) {
+      expect(list.epochs.sharded?.queries ?? 0, list.case).toBeGreaterThanOrEqual(busyShards);
+      for (const shards of inputs.sharded.shardCounts) {
+        expect(list.sharded[String(shards)]?.chunked.queries ?? 0, list.case).toBeGreaterThanOrEqual(shards);
+      }
+    }
+    expect(inputs.sharded.creates.epochs).toEqual({ writes: 1, writeUnits: 1 });
   });
 });

@@ -3,7 +3,24 @@ import type { Context } from "aws-lambda";
 import type { ApiEvent, ApiResult } from "../types";
 import { CHAIN_HEADERS, type ChainHeader, type ChainHeaders, type ChainMultiValueHeaders } from "../types";
 
-const wanted: ReadonlySet<string> = new Set(CHAIN_HEADERS);
+/**
+ * The chain's headers by name length: a client's header is lower-cased (a new string) only when its
+ * length and first letter match one of them, which most of the ten or so names a request carries
+ * do not (Accept, Host, User-Agent, X-Forwarded-*, …).
+ */
+const byLength = new Map<number, readonly ChainHeader[]>();
+for (const name of CHAIN_HEADERS) byLength.set(name.length, [...(byLength.get(name.length) ?? []), name]);
+
+function chainHeaderOf(name: string): ChainHeader | undefined {
+  const candidates = byLength.get(name.length);
+  if (candidates === undefined) return undefined;
+  // ASCII letters only differ in bit 0x20 between cases; a first letter that differs cannot match.
+  const first = name.charCodeAt(0) | 0x20;
+  for (const candidate of candidates) {
+    if (candidate.charCodeAt(0) === first && name.toLowerCase() === candidate) return candidate;
+  }
+  return undefined;
+}
 
 /**
  * The headers the chain and the operations read (CHAIN_HEADERS), found whatever case the client
@@ -21,15 +38,15 @@ export function pickChainHeaders(event: {
   const single = event.headers;
   if (single) {
     for (const name in single) {
-      const lower = name.toLowerCase();
-      if (wanted.has(lower)) headers[lower as ChainHeader] = single[name];
+      const chainHeader = chainHeaderOf(name);
+      if (chainHeader !== undefined) headers[chainHeader] = single[name];
     }
   }
   const multiple = event.multiValueHeaders;
   if (multiple) {
     for (const name in multiple) {
-      const lower = name.toLowerCase();
-      if (wanted.has(lower)) multiValueHeaders[lower as ChainHeader] = multiple[name];
+      const chainHeader = chainHeaderOf(name);
+      if (chainHeader !== undefined) multiValueHeaders[chainHeader] = multiple[name];
     }
   }
   return { headers, multiValueHeaders };
