@@ -80,6 +80,16 @@ export function createTelemetry(options: {
  */
 const lambdaTraceHeader = () => process.env._X_AMZN_TRACE_ID;
 
+/** `Root=1-…;Parent=…;Sampled=…` → `1-…`; Lambda puts Root first, but any position is read. */
+function traceRoot(header: string): string | undefined {
+  const at = header.startsWith("Root=") ? 0 : header.indexOf(";Root=") + 1;
+  if (at === 0 && !header.startsWith("Root=")) return undefined;
+  const start = at + "Root=".length;
+  const end = header.indexOf(";", start);
+  const root = (end === -1 ? header.slice(start) : header.slice(start, end)).trim();
+  return root === "" ? undefined : root;
+}
+
 /**
  * The trace id (`Root=…`) of the current trace header, or undefined outside Lambda. The header
  * changes with every invocation; its root is parsed only when it does.
@@ -91,7 +101,7 @@ function xrayTraceIdReader(header: () => string | undefined): () => string | und
     const current = header();
     if (current !== lastHeader) {
       lastHeader = current;
-      lastRoot = current === undefined ? undefined : /(?:^|;)\s*Root=([^;\s]+)/.exec(current)?.[1];
+      lastRoot = current === undefined ? undefined : traceRoot(current);
     }
     return lastRoot;
   };

@@ -343,3 +343,49 @@ describe("telemetry lines joined from parts", () => {
     );
   });
 });
+
+describe("the X-Ray trace id in the request line", () => {
+  const traceIdFor = (header: string | undefined) => {
+    const lines: string[] = [];
+    const telemetry = createTelemetry({
+      service: "petstore",
+      stage: "test",
+      level: "INFO",
+      format: "json",
+      write: (text) => lines.push(...text.split("\n")),
+      traceHeader: () => header,
+    });
+    telemetry.requestCompleted({
+      operation: "getPet",
+      method: "GET",
+      route: "/pets/{petId}",
+      path: "/pets/1",
+      status: 200,
+      latencyMs: 1,
+      coldStart: false,
+      petCreated: false,
+      requestId: undefined,
+      lambdaRequestId: undefined,
+      apiKeyId: undefined,
+      userAgent: undefined,
+    });
+    return JSON.parse(lines[0] as string).xrayTraceId;
+  };
+
+  it.each([
+    [
+      "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+      "1-5759e988-bd862e3fe1be46a994272793",
+    ],
+    ["Root=1-5759e988-bd862e3fe1be46a994272793", "1-5759e988-bd862e3fe1be46a994272793"],
+    [
+      "Parent=53995c3f42cd8ad8;Root=1-67891233-abcdef012345678912345678;Sampled=0",
+      "1-67891233-abcdef012345678912345678",
+    ],
+    ["Parent=53995c3f42cd8ad8;Sampled=1", undefined],
+    ["Root=;Sampled=1", undefined],
+    ["", undefined],
+  ])("reads %j as %j", (header, expected) => {
+    expect(traceIdFor(header)).toBe(expected);
+  });
+});

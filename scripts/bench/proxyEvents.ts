@@ -1,0 +1,91 @@
+/**
+ * The API Gateway events the middleware bench invokes each side with. One event in the shape API
+ * Gateway sends a Lambda proxy integration of a REGIONAL REST API, events/restApiRegional.json
+ * (`GET /v1/pets?limit=20`; where its shape comes from: events/README.md and
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-input-format),
+ * and the other operations' events derived from it, as the same client would send them. Each is
+ * handed over as JSON text, which the bench parses for every invocation, as Lambda's runtime
+ * parses each invocation's payload: every request then gets an event of its own, with the full
+ * header set in `headers` and `multiValueHeaders`.
+ */
+import { readFileSync } from "node:fs";
+import { APIGatewayProxyEventSchema } from "@aws-lambda-powertools/parser/schemas/api-gateway";
+import type { APIGatewayProxyEvent } from "aws-lambda";
+import type { NewPet } from "../../lib/contract/schemas";
+import type { OperationId } from "../../lib/routes";
+
+/** Stands for the bench's API key in the recorded event's Authorization header. */
+const KEY_PLACEHOLDER = "{{API_KEY}}";
+
+const recordedText = readFileSync(new URL("./events/restApiRegional.json", import.meta.url), "utf8");
+
+export const NEW_PET_BODY = JSON.stringify({ name: "Rex", categoryId: 1, status: "available" } satisfies NewPet);
+
+/** The pet getPet asks for: one of the hundred the bench's repositories start with. */
+export const PET_ID = "7";
+
+function recorded(): APIGatewayProxyEvent {
+  return JSON.parse(recordedText) as APIGatewayProxyEvent;
+}
+
+/** Both header maps with `name` set: API Gateway hands every header over in each. */
+function withHeader(event: APIGatewayProxyEvent, name: string, value: string): void {
+  event.headers[name] = value;
+  (event.multiValueHeaders as Record<string, string[]>)[name] = [value];
+}
+
+/** The same request on another resource: its own path, resource and resource id, no query. */
+function onResource(
+  event: APIGatewayProxyEvent,
+  resource: string,
+  path: string,
+  resourceId: string,
+): APIGatewayProxyEvent {
+  const context = event.requestContext;
+  return {
+    ...event,
+    resource,
+    path,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    requestContext: {
+      ...context,
+      resourceId,
+      resourcePath: resource,
+      path: `/${context.stage}${path}`,
+    },
+  };
+}
+
+const derivations: Record<OperationId, () => APIGatewayProxyEvent> = {
+  listPets: recorded,
+  getPet: () => ({
+    ...onResource(recorded(), "/pets/{petId}", `/pets/${PET_ID}`, "q4w8ze"),
+    pathParameters: { petId: PET_ID },
+  }),
+  createPet: () => {
+    const event = onResource(recorded(), "/pets", "/pets", recorded().requestContext.resourceId);
+    const post = { ...event, httpMethod: "POST", body: NEW_PET_BODY };
+    post.requestContext = { ...event.requestContext, httpMethod: "POST" };
+    post.headers = { ...event.headers };
+    post.multiValueHeaders = { ...event.multiValueHeaders };
+    withHeader(post, "Content-Type", "application/json");
+    withHeader(post, "Content-Length", String(Buffer.byteLength(NEW_PET_BODY)));
+    return post;
+  },
+};
+
+/** The operation's event as JSON text, its Authorization header carrying `apiKey`. */
+export function proxyEventText(operationId: OperationId, apiKey: string): string {
+  return JSON.stringify(derivations[operationId]()).replaceAll(KEY_PLACEHOLDER, apiKey);
+}
+
+/**
+ * What is wrong with `event` as a REST API proxy event by Powertools' schema of it (as
+ * scripts/rehearse/apiGateway.ts checks the rehearsal's events), one line per issue.
+ */
+export function proxyEventProblems(event: unknown): string[] {
+  const parsed = APIGatewayProxyEventSchema.safeParse(event);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => `${issue.path.join(".") || "(the event)"}: ${issue.message}`);
+}
