@@ -7,11 +7,12 @@ import type { PetRepository } from "../pets/repository";
 
 /**
  * The request headers the chain and the operations read, by their lower-case names: the bearer
- * check, the JSON body's media type, createPet's Idempotency-Key. They are the only ones an
+ * check, the JSON body's media type, createPet's Idempotency-Key, and the X-Ray trace header API
+ * Gateway passes on (for the request log line). They are the only ones an
  * operation is given (lib/http/middleware/requestHeaders.ts); a header read anywhere else must be
  * added here, or it does not type-check.
  */
-export const CHAIN_HEADERS = ["authorization", "content-type", "idempotency-key"] as const;
+export const CHAIN_HEADERS = ["authorization", "content-type", "idempotency-key", "x-amzn-trace-id"] as const;
 export type ChainHeader = (typeof CHAIN_HEADERS)[number];
 export type ChainHeaders = { [name in ChainHeader]?: string | undefined };
 export type ChainMultiValueHeaders = { [name in ChainHeader]?: string[] | undefined };

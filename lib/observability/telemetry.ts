@@ -26,6 +26,8 @@ export interface RequestSummary extends RequestMeasurement {
   readonly userAgent: string | undefined;
   /** The Error shape's `code` of an error answer (`not_found`, `unauthorized`, …); none for a success. */
   readonly errorCode?: string | undefined;
+  /** The X-Ray trace header the request came with (API Gateway's X-Amzn-Trace-Id), if any. */
+  readonly traceHeader?: string | undefined;
 }
 
 export interface Telemetry {
@@ -46,7 +48,10 @@ export function createTelemetry(options: {
   readonly level: LogLevel;
   readonly format: LogFormat;
   readonly write?: LineWriter;
-  /** Where the X-Ray trace header is read from: Lambda's environment unless a test says otherwise. */
+  /**
+   * Where the X-Ray trace header is read from when a request brings none: Lambda's environment
+   * unless a test says otherwise.
+   */
   readonly traceHeader?: () => string | undefined;
 }): Telemetry {
   const write = options.write ?? writeStdout;
@@ -69,14 +74,14 @@ export function createTelemetry(options: {
       // level, so Lambda's own filter counts it as INFO; the stacks therefore let every line
       // through Lambda (infra/stacks/petStoreStack.ts) and the level is applied here.
       const metrics = embeddedMetricRecord(options.stage, summary, Date.now());
-      write(isEnabled(level) ? `${requestLine(level, summary, traceId())}\n${metrics}` : metrics);
+      write(isEnabled(level) ? `${requestLine(level, summary, traceId(summary.traceHeader))}\n${metrics}` : metrics);
     },
   };
 }
 
 /**
- * The X-Ray trace header of the invocation being served: Lambda sets `_X_AMZN_TRACE_ID` for each
- * one (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime).
+ * The X-Ray trace header of the invocation being served, when the request did not bring one: Lambda
+ * sets `_X_AMZN_TRACE_ID` for each invocation (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime).
  */
 const lambdaTraceHeader = () => process.env._X_AMZN_TRACE_ID;
 
@@ -91,14 +96,17 @@ function traceRoot(header: string): string | undefined {
 }
 
 /**
- * The trace id (`Root=…`) of the current trace header, or undefined outside Lambda. The header
- * changes with every invocation; its root is parsed only when it does.
+ * The trace id (`Root=…`) of a request: from the X-Amzn-Trace-Id header API Gateway passes on (it
+ * adds one to every request that lacks it, and Lambda's active tracing continues that trace:
+ * https://docs.aws.amazon.com/xray/latest/devguide/xray-services-apigateway.html), else from
+ * `fallback` (Lambda's environment, read only then: an environment read costs every request about
+ * half a microsecond). A header is parsed only when it differs from the last one.
  */
-function xrayTraceIdReader(header: () => string | undefined): () => string | undefined {
+function xrayTraceIdReader(fallback: () => string | undefined): (header: string | undefined) => string | undefined {
   let lastHeader: string | undefined;
   let lastRoot: string | undefined;
-  return () => {
-    const current = header();
+  return (header) => {
+    const current = header ?? fallback();
     if (current !== lastHeader) {
       lastHeader = current;
       lastRoot = current === undefined ? undefined : traceRoot(current);

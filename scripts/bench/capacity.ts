@@ -182,11 +182,11 @@ export interface ColdStartInputs {
 export const COLD_START_FIGURES: ColdStartInputs = {
   node: "v24.21.0",
   source:
-    "`npm run bench`, coldStart.<operation>.firstResponse: the boot, import and first-request medians on Node v24.21.0, against https DynamoDB on this machine",
+    "`npm run bench` of 2026-11-26, coldStart.<operation>.firstResponseMs (its import and first-request medians) and coldStart.nodeBootMs, on Node v24.21.0, against https DynamoDB on this machine",
   functions: {
-    listPets: { bootMs: 23, importMs: 30, firstRequestMs: 34 },
-    getPet: { bootMs: 23, importMs: 30, firstRequestMs: 34 },
-    createPet: { bootMs: 23, importMs: 30, firstRequestMs: 40 },
+    listPets: { bootMs: 21.3, importMs: 35, firstRequestMs: 43.8 },
+    getPet: { bootMs: 21.3, importMs: 34.2, firstRequestMs: 39.8 },
+    createPet: { bootMs: 21.3, importMs: 33.6, firstRequestMs: 46.6 },
   },
 };
 

@@ -369,11 +369,24 @@ const baseContext = {
   getRemainingTimeInMillis: () => 10_000,
 };
 
+const currentTraceHeader = () => traceHeaders[invocationCount % POOL] as string;
+
+/**
+ * A parsed event as API Gateway sends this invocation: its X-Amzn-Trace-Id is the trace Lambda
+ * continues (the same root as _X_AMZN_TRACE_ID), new with every request.
+ */
+function withInvocationTrace(event: APIGatewayProxyEvent): APIGatewayProxyEvent {
+  const header = currentTraceHeader();
+  if (event.headers) event.headers["X-Amzn-Trace-Id"] = header;
+  if (event.multiValueHeaders) event.multiValueHeaders["X-Amzn-Trace-Id"] = [header];
+  return event;
+}
+
 /** What happens between two invocations, outside the timed span: a second passes, Lambda sets the next trace. */
 function nextInvocation(): Context {
   invocationCount += 1;
   stepClock();
-  process.env._X_AMZN_TRACE_ID = traceHeaders[invocationCount % POOL];
+  process.env._X_AMZN_TRACE_ID = currentTraceHeader();
   return { ...baseContext, awsRequestId: requestIds[invocationCount % POOL] } as unknown as Context;
 }
 
@@ -392,7 +405,7 @@ interface Side {
 
 /** The event as the chain hands it to the operation: the chain's headers, body parsed, caller known. */
 function operationEvent(text: string, keyId: string): ApiEvent {
-  const event = JSON.parse(text) as APIGatewayProxyEvent;
+  const event = withInvocationTrace(JSON.parse(text) as APIGatewayProxyEvent);
   return {
     ...event,
     ...pickChainHeaders(event),
@@ -425,11 +438,11 @@ async function sidesFor(operationId: OperationId): Promise<Side[]> {
   );
   const prepares: Record<SideName, Side["prepare"]> = {
     handler: (context) => {
-      const event = JSON.parse(handlerText) as APIGatewayProxyEvent;
+      const event = withInvocationTrace(JSON.parse(handlerText) as APIGatewayProxyEvent);
       return () => handler(event, context);
     },
     handlerWithoutTelemetry: (context) => {
-      const event = JSON.parse(quietText) as APIGatewayProxyEvent;
+      const event = withInvocationTrace(JSON.parse(quietText) as APIGatewayProxyEvent);
       return () => quiet(event, context);
     },
     bare: () => {

@@ -267,3 +267,16 @@ describe("the design past the first ceiling, as measured", () => {
     expect(inputs.sharded.creates.epochs).toEqual({ writes: 1, writeUnits: 1 });
   });
 });
+
+describe("the cold-start cost the page sums up in words", () => {
+  it("spans what its tables say a million cold starts add, for every function", () => {
+    const [, low, high] = /Cold starts add about \$(\d+\.\d+)-(\d+\.\d+) per million/.exec(page) ?? [];
+    const added = [...page.matchAll(/^\| `(?:listPets|getPet|createPet)` \|.*\| \$(\d+\.\d+) \|$/gm)].map((match) =>
+      Number(match[1]),
+    );
+
+    expect(added.length).toBeGreaterThanOrEqual(3);
+    expect(Math.min(...added)).toBeGreaterThanOrEqual(Number(low) - 0.005);
+    expect(Math.max(...added)).toBeLessThanOrEqual(Number(high) + 0.005);
+  });
+});

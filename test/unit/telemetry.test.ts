@@ -70,6 +70,25 @@ describe("request telemetry", () => {
     expect(lines.join("\n")).not.toContain(key);
   });
 
+  it("takes the X-Ray trace from the header API Gateway passes on, before Lambda's environment", async () => {
+    const key = generateApiKey("local");
+    const { lines, telemetry } = capturedTelemetry("json", {
+      traceHeader: () => "Root=1-00000000-000000000000000000000000;Sampled=0",
+    });
+    const listPets = createListPets(fakeDependencies(key, { telemetry }));
+
+    await invoke(listPets, {
+      path: "/pets",
+      headers: {
+        ...bearer(key),
+        "X-Amzn-Trace-Id": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+      },
+    });
+
+    const [request] = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === "request");
+    expect(request.xrayTraceId).toBe("1-5759e988-bd862e3fe1be46a994272793");
+  });
+
   it("writes a request's log line and metrics line in one write, as two lines", async () => {
     const key = generateApiKey("local");
     const { writes, telemetry } = capturedTelemetry();

@@ -34,6 +34,7 @@ export function requestTelemetry(
       apiKeyId: request.event.principal?.keyId,
       userAgent: request.event.requestContext?.identity?.userAgent ?? undefined,
       errorCode: started.errorCode,
+      traceHeader: request.event.headers?.["x-amzn-trace-id"],
     });
   };
   return {
