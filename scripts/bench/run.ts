@@ -232,7 +232,7 @@ for (const bundle of bundles.filter((candidate) => candidate.kind !== "ladder"))
         section: "1 Bundle size",
         label: `${bundle.name} modules bundled`,
         value: bundle.modules,
-        unit: "",
+        unit: "modules",
         method: METHODS.bundle,
       }),
     );

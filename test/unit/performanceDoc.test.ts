@@ -7,6 +7,8 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { BUNDLE_CUTS } from "../../infra/bundling";
+import { routeList } from "../../lib/routes";
 import { BENCH_RUNTIMES, HOST_RUNTIME } from "../../scripts/bench/runtimes";
 import { ensureNode, NODE_VERSIONS } from "../../scripts/nodeVersions";
 import { projectRoot } from "../support/processes";
@@ -39,6 +41,57 @@ const nodeColumn = figureHeader.indexOf("Node");
 const valueColumn = figureHeader.indexOf("Value");
 const [stepHeader = []] = tableAfter(page, "Step ");
 
+const figureColumn = figureHeader.indexOf("Figure");
+const resultColumn = figureHeader.indexOf("Result");
+const rowsOn = (version: string, pattern: RegExp) =>
+  figureRows.filter((row) => row[nodeColumn] === version && pattern.test(row[figureColumn] ?? ""));
+
+describe("docs/performance.md's figures", () => {
+  const lambdaVersion = `v${NODE_VERSIONS.lambda}`;
+
+  it.each(routeList.map((route) => route.operationId))(
+    "give %s's whole cold request against the bare SDK handler, on Lambda's Node, with its target",
+    (operation) => {
+      const [row, ...others] = rowsOn(lambdaVersion, new RegExp(`^${operation} cold request / the bare SDK handler's`));
+      expect(others).toEqual([]);
+      expect(row?.[figureHeader.indexOf("Target")]).toBe("<= 0.85");
+    },
+  );
+
+  it.each(routeList.map((route) => route.operationId))(
+    "give %s's ratios against Powertools as documented and writing the same content, on both pinned versions",
+    (operation) => {
+      for (const version of pinned) {
+        expect(rowsOn(version, new RegExp(`^${operation} added / Powertools' \\(as documented\\) added`))).toHaveLength(
+          1,
+        );
+        expect(
+          rowsOn(version, new RegExp(`^${operation} added / Powertools' writing the same content added`)),
+        ).toHaveLength(1);
+      }
+    },
+  );
+
+  it("list the cuts in the order infra/bundling.ts makes them, each with what the table measured", () => {
+    const section = page.slice(page.indexOf("## What each cut saved"));
+    const cutRows = tableAfter(section, "Cut").slice(1);
+    expect(cutRows.map((row) => row[0])).toEqual(BUNDLE_CUTS.map((cut) => cut.name));
+    for (const [index, cut] of BUNDLE_CUTS.entries()) {
+      const [figure] = rowsOn(lambdaVersion, new RegExp(`^cut ${index + 1}, ${cut.name}:`));
+      const saved = cutRows[index]?.[3]?.replace(" ms", "");
+      expect(figure?.[valueColumn]).toBe(`${saved} ms`);
+    }
+  });
+
+  it("say in words whether the warm chain meets its targets, as the table's results do", () => {
+    const stands = page.split("\n\n").find((paragraph) => paragraph.startsWith("Where it stands:")) ?? "";
+    const middlewareMissed = figureRows.some((row) => row[0] === "3 Middleware" && row[resultColumn] === "FAIL");
+    const coldMissed = figureRows.some((row) => row[0] === "2 Cold start" && row[resultColumn] === "FAIL");
+    expect(stands.includes("does not yet meet its targets")).toBe(middlewareMissed);
+    expect(stands.includes("every cold request answers faster than the bare SDK handler")).toBe(!coldMissed);
+  });
+});
+
 describe("docs/performance.md", () => {
   it("names a pinned version for every figure but the bundle sizes, and both pinned versions", () => {
     expect(nodeColumn).toBeGreaterThan(0);
@@ -47,7 +100,7 @@ describe("docs/performance.md", () => {
     // esbuild's output is the same whatever Node runs it; everything else was measured on one.
     const unnamed = figureRows.filter((row) => row[nodeColumn] === "");
     expect(unnamed.length).toBeGreaterThan(0);
-    for (const row of unnamed) expect(row[valueColumn]).toMatch(/^[\d,]+ B$/);
+    for (const row of unnamed) expect(row[valueColumn]).toMatch(/^[\d,]+ (B|modules)$/);
   });
 
   it("breaks the middleware down on both pinned versions", () => {
