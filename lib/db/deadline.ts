@@ -25,7 +25,10 @@ export class Deadline {
     return this.#controller.signal;
   }
 
-  /** The request is over: its calls are done, nothing is left to abort. */
+  /**
+   * The request is over: its calls are done, nothing is left to abort. A deadline armed and never
+   * released (a request refused after its key lookup) is dropped when it passes.
+   */
   release(): void {
     if (this.#controller !== undefined) deadlineTimer.forget(this);
   }
@@ -39,7 +42,17 @@ export class Deadline {
       this.#onExpired = () => reject(expired());
       // Armed as a signal is: the same timer, and nothing new if a store call armed it already.
       this.signal;
-      work.then(resolve, reject);
+      // The work is the request's last use of the deadline: once it settles, there is nothing to abort.
+      work.then(
+        (value) => {
+          this.release();
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.release();
+          reject(error);
+        },
+      );
     });
   }
 

@@ -101,10 +101,16 @@ describe("request deadlines", () => {
     await expect(outcome).resolves.toBe("deadline passed");
   });
 
-  it("hands on the work's own outcome when it settles in time", async () => {
-    const deadline = new Deadline(Date.now() + 1000);
-    await expect(deadline.within(Promise.resolve(42), () => new Error("late"))).resolves.toBe(42);
-    await expect(deadline.within(Promise.reject(new Error("own")), () => new Error("late"))).rejects.toThrow("own");
-    deadline.release();
+  it("hands on the work's own outcome when it settles in time, and releases the deadline then", async () => {
+    const answered = new Deadline(Date.now() + 1000);
+    await expect(answered.within(Promise.resolve(42), () => new Error("late"))).resolves.toBe(42);
+    expect(deadlineTimer.armedCount).toBe(0);
+
+    const failed = new Deadline(Date.now() + 1000);
+    const { signal } = failed;
+    await expect(failed.within(Promise.reject(new Error("own")), () => new Error("late"))).rejects.toThrow("own");
+    expect(deadlineTimer.armedCount).toBe(0);
+    vi.advanceTimersByTime(5000);
+    expect(signal.aborted).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import type { MiddlewareObj, Request } from "@middy/core";
+import type { MiddlewareObj } from "@middy/core";
 import type { Context } from "aws-lambda";
 import { Deadline } from "../../db/deadline";
 import type { ApiEvent, ApiResult } from "../types";
@@ -11,14 +11,11 @@ import type { ApiEvent, ApiResult } from "../types";
 export const REQUEST_DEADLINE_MARGIN_MS = 1000;
 
 /**
- * Gives the request its deadline as it enters the chain, before the bearer check's key lookup, and
- * releases it once the request is answered. Without a Lambda context that knows its remaining time
- * (tests, the local server), it sets none.
+ * Gives the request its deadline as it enters the chain, before the bearer check's key lookup. The
+ * chain's race against it (lib/http/apiHandler.ts) releases it once the operation is done. Without
+ * a Lambda context that knows its remaining time (tests, the local server), it sets none.
  */
 export function requestDeadline(): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
-  const release = (request: Request<ApiEvent, ApiResult, Error, Context>) => {
-    request.event.deadline?.release();
-  };
   return {
     before: (request) => {
       const remainingMs = request.context.getRemainingTimeInMillis?.();
@@ -26,7 +23,5 @@ export function requestDeadline(): MiddlewareObj<ApiEvent, ApiResult, Error, Con
         request.event.deadline = new Deadline(Date.now() + remainingMs - REQUEST_DEADLINE_MARGIN_MS);
       }
     },
-    after: release,
-    onError: release,
   };
 }
