@@ -184,9 +184,9 @@ export const COLD_START_FIGURES: ColdStartInputs = {
   source:
     "`npm run bench` of 2026-11-26, coldStart.<operation>.firstResponseMs (its import and first-request medians) and coldStart.nodeBootMs, on Node v24.21.0, against https DynamoDB on this machine",
   functions: {
-    listPets: { bootMs: 21.3, importMs: 35, firstRequestMs: 43.8 },
-    getPet: { bootMs: 21.3, importMs: 34.2, firstRequestMs: 39.8 },
-    createPet: { bootMs: 21.3, importMs: 33.6, firstRequestMs: 46.6 },
+    listPets: { bootMs: 24.3, importMs: 37.4, firstRequestMs: 45.7 },
+    getPet: { bootMs: 24.3, importMs: 40.3, firstRequestMs: 44.5 },
+    createPet: { bootMs: 24.3, importMs: 38.5, firstRequestMs: 53.6 },
   },
 };
 
