@@ -39,7 +39,9 @@ export class Deadline {
    */
   within<T>(work: Promise<T>, expired: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#onExpired = () => reject(expired());
+      // A turn after the abort: a store call the abort ended answers first, with its cause (logged
+      // with the 503); only work that ignores the signal gets `expired()`.
+      this.#onExpired = () => setImmediate(() => reject(expired()));
       // Armed as a signal is: the same timer, and nothing new if a store call armed it already.
       this.signal;
       // The work is the request's last use of the deadline: once it settles, there is nothing to abort.
