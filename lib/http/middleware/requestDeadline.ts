@@ -5,7 +5,7 @@ import type { ApiEvent, ApiResult } from "../types";
 
 /**
  * How long before Lambda's own timeout a request stops waiting for DynamoDB and answers 503: room
- * to map the error, log it and hand the answer back. The chain answers 503 at the same moment for
+ * to map the error, log it and hand the answer back. The chain answers 503 then, a turn later, for
  * anything else the operation still waits on (lib/http/apiHandler.ts).
  */
 export const REQUEST_DEADLINE_MARGIN_MS = 1000;
