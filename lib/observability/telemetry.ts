@@ -52,7 +52,7 @@ export function createTelemetry(options: {
    * Where the X-Ray trace header is read from when a request brings none: Lambda's environment
    * unless a test says otherwise.
    */
-  readonly traceHeader?: () => string | undefined;
+  readonly fallbackTraceHeader?: () => string | undefined;
 }): Telemetry {
   const write = options.write ?? writeStdout;
   if (options.format === "pretty") {
@@ -65,7 +65,7 @@ export function createTelemetry(options: {
   });
   const isEnabled = enabled(options.level);
   const requestLine = requestLineWriter(options.service, options.stage);
-  const traceId = xrayTraceIdReader(options.traceHeader ?? lambdaTraceHeader);
+  const traceId = xrayTraceIdReader(options.fallbackTraceHeader ?? lambdaTraceHeader);
   return {
     log,
     requestCompleted(summary) {

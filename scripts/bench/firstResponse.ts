@@ -5,7 +5,7 @@
  * starting at a different one, so drift on a shared machine hits all alike.
  */
 import { execFile, spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -21,6 +21,7 @@ import { DynamoPetRepository } from "../../lib/pets/repository";
 import type { OperationId } from "../../lib/routes";
 import { toProxyEvent } from "../../local/proxyEvent";
 import type { Bundle } from "./build";
+import { lambdaRuntimeVariables, lambdaTraceHeader } from "./lambdaEnvironment";
 import { median, percentile, round } from "./stats";
 import { startHttpsDynamo } from "./tls";
 
@@ -122,12 +123,6 @@ export function cutSavings(result: FirstResponseResult, ladder: readonly Bundle[
   });
 }
 
-/** An X-Ray trace header as Lambda sets it for each invocation (_X_AMZN_TRACE_ID). */
-export function lambdaTraceHeader(): string {
-  const epoch = Math.floor(Date.now() / 1000).toString(16);
-  return `Root=1-${epoch}-${randomBytes(12).toString("hex")};Parent=${randomBytes(8).toString("hex")};Sampled=1`;
-}
-
 export interface LambdaEnvironmentOptions {
   readonly node: string;
   readonly functionName: string;
@@ -146,18 +141,16 @@ export interface LambdaEnvironmentOptions {
  * Not DYNAMODB_ENDPOINT: it gives the functions static local credentials, which Lambda never does.
  */
 export function lambdaEnvironment(options: LambdaEnvironmentOptions): Record<string, string> {
-  const region = "us-east-1";
   return {
     PATH: `${dirname(options.node)}:/usr/local/bin:/usr/bin:/bin`,
-    TZ: ":UTC",
-    LANG: "en_US.UTF-8",
-    AWS_REGION: region,
-    AWS_DEFAULT_REGION: region,
-    AWS_EXECUTION_ENV: "AWS_Lambda_nodejs24.x",
-    AWS_LAMBDA_FUNCTION_NAME: options.functionName,
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(options.memoryMb),
-    AWS_LAMBDA_FUNCTION_VERSION: "1",
-    LAMBDA_TASK_ROOT: options.taskRoot,
+    ...lambdaRuntimeVariables({
+      functionName: options.functionName,
+      memoryMb: options.memoryMb,
+      nodeMajor: "24",
+      region: "us-east-1",
+      version: "1",
+      taskRoot: options.taskRoot,
+    }),
     HOME: options.taskRoot,
     // The execution role's temporary credentials, as Lambda hands them over (fake: dynalite accepts any).
     AWS_ACCESS_KEY_ID: "ASIABENCHFIRSTRESPONSE",

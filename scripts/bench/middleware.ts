@@ -39,6 +39,7 @@ import { closeSync, openSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { createTelemetry } from "../../lib/observability/telemetry";
+import { lambdaRuntimeVariables } from "./lambdaEnvironment";
 import type { MeasuredOverhead } from "./middlewareMeasure";
 import { MEASURING_CHILD_ENV, RESULT_FD } from "./stdoutCheck";
 
@@ -78,15 +79,17 @@ function lambdaEnvironment(node: string): NodeJS.ProcessEnv {
   );
   return {
     ...inherited,
+    ...lambdaRuntimeVariables({
+      functionName: FUNCTION_NAME,
+      memoryMb: 512,
+      nodeMajor: major,
+      region,
+      version: "42",
+      taskRoot: "/var/task",
+    }),
     PETS_TABLE_NAME: "petstore-bench",
     PETSTORE_STAGE: BENCH_STAGE,
     LOG_LEVEL: "INFO",
-    AWS_REGION: region,
-    AWS_DEFAULT_REGION: region,
-    AWS_EXECUTION_ENV: `AWS_Lambda_nodejs${major}.x`,
-    AWS_LAMBDA_FUNCTION_NAME: FUNCTION_NAME,
-    AWS_LAMBDA_FUNCTION_VERSION: "42",
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: "512",
     AWS_LAMBDA_INITIALIZATION_TYPE: "on-demand",
     AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${FUNCTION_NAME}`,
     AWS_LAMBDA_LOG_STREAM_NAME: "2026/03/17/[42]0f1e2d3c4b5a69788796a5b4c3d2e1f0",
@@ -97,11 +100,8 @@ function lambdaEnvironment(node: string): NodeJS.ProcessEnv {
     AWS_XRAY_DAEMON_ADDRESS: "169.254.79.129:2000",
     _AWS_XRAY_DAEMON_ADDRESS: "169.254.79.129",
     _AWS_XRAY_DAEMON_PORT: "2000",
-    LAMBDA_TASK_ROOT: "/var/task",
     LAMBDA_RUNTIME_DIR: "/var/runtime",
     _HANDLER: "index.handler",
-    LANG: "en_US.UTF-8",
-    TZ: ":UTC",
     [MEASURING_CHILD_ENV]: "1",
   };
 }
@@ -143,11 +143,6 @@ function runMeasurement(node: string, iterations: number, warmup: number, rounds
       }
     });
   });
-}
-
-/** The measurement on the Node running this process, in a child process of its own. */
-export function measureMiddlewareOverhead(iterations: number, warmup: number, rounds: number): Promise<OverheadResult> {
-  return runMeasurement(process.execPath, iterations, warmup, rounds);
 }
 
 /** The same measurement on another Node binary, under the same loader (tsx) as the bench. */

@@ -294,7 +294,7 @@ export async function measureRequestCost(options: { samples?: number } = {}): Pr
           // One write may hold several lines (the request line and the metrics line go out
           // together); Lambda makes each line a log event of its own.
           write: (written) => lines.push(...written.split("\n")),
-          traceHeader: () => LAMBDA_TRACE_HEADER,
+          fallbackTraceHeader: () => LAMBDA_TRACE_HEADER,
         }),
       };
       const list = createListPets(deps);

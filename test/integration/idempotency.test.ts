@@ -11,13 +11,13 @@ import { itemKeys } from "../../lib/db/table";
 import { ServiceUnavailableError } from "../../lib/errors";
 import { requestHash } from "../../lib/idempotency/requestHash";
 import { metricNames } from "../../lib/observability/metrics";
-import { createTelemetry } from "../../lib/observability/telemetry";
 import { IDEMPOTENCY_LOCK_MS, IDEMPOTENCY_RETENTION_SECONDS } from "../../lib/pets/idempotentCreate";
 import type { LocalApi } from "../../local/server";
 import { bearer, fetchJson, invoke, issueTestKey, jsonContent, startTestApi, type TestResponse } from "../support/api";
 import { documentClient, tableName } from "../support/dynamo";
 import { throttling } from "../support/dynamoFaults";
 import { startProcess } from "../support/processDeps";
+import { capturedTelemetry } from "../support/telemetry";
 
 let api: LocalApi;
 let key: string;
@@ -100,14 +100,7 @@ describe("Idempotency-Key on POST /pets", () => {
   });
 
   it("counts a create once in PetsCreated and its replay not at all, while both count as requests", async () => {
-    const lines: string[] = [];
-    const telemetry = createTelemetry({
-      service: "petstore",
-      stage: "test",
-      level: "INFO",
-      format: "json",
-      write: (text) => lines.push(...text.split("\n")),
-    });
+    const { lines, telemetry } = capturedTelemetry();
     const createPet = createCreatePet({ ...startProcess().deps, telemetry });
     const idempotencyKey = newIdempotencyKey();
     const post = () =>

@@ -30,6 +30,25 @@ import { documentClient, rawClient, tableName } from "../support/dynamo";
 const PETS = 120;
 const SHARD_COUNTS = [1, 4, 16] as const;
 
+/**
+ * A design walks every page of `query` to the same pets, in the same order, as the current one:
+ * read in one round and in chunks of 2.
+ */
+async function expectSameWalks(
+  current: { page: (query: PetPageQuery) => Promise<PetPage> },
+  design: { page: (query: PetPageQuery, chunk?: number) => Promise<PetPage> },
+  query: { limit: number; status: PetStatus | null },
+  pages: number,
+): Promise<void> {
+  const expected = await walkPages((page) => current.page(page), query, pages);
+  const oneRound = await walkPages((page) => design.page(page), query, pages);
+  const chunked = await walkPages((page) => design.page(page, 2), query, pages);
+
+  expect(expected.flat().length).toBeGreaterThan(0);
+  expect(oneRound).toEqual(expected);
+  expect(chunked).toEqual(expected);
+}
+
 describe("the sharded pet partitions, read with a merge", () => {
   const client = documentClient();
   const pets = comparisonPets(PETS);
@@ -67,15 +86,7 @@ describe("the sharded pet partitions, read with a merge", () => {
     "returns the same pets in the same order as the current design on every page ($shards shards, limit $limit, status $status)",
     async ({ shards, limit, status }) => {
       const store = stores.get(shards) as ShardedPetStore;
-      const pages = limit === 1 ? 15 : Number.POSITIVE_INFINITY;
-      const expected = await walkPages((query) => current.page(query), { limit, status }, pages);
-
-      const oneRound = await walkPages((query) => store.page(query), { limit, status }, pages);
-      const chunked = await walkPages((query) => store.page(query, 2), { limit, status }, pages);
-
-      expect(expected.flat().length).toBeGreaterThan(0);
-      expect(oneRound).toEqual(expected);
-      expect(chunked).toEqual(expected);
+      await expectSameWalks(current, store, { limit, status }, limit === 1 ? 15 : Number.POSITIVE_INFINITY);
     },
   );
 
@@ -176,15 +187,7 @@ describe("the epochs design: pets sharded only while creates are busy", () => {
     "returns the same pets in the same order as the current design on every page ($schedule, limit $limit, status $status)",
     async ({ schedule, limit, status }) => {
       const store = stores.get(schedule) as EpochPetStore;
-      const pages = limit === 1 ? 70 : Number.POSITIVE_INFINITY;
-      const expected = await walkPages((query) => current.page(query), { limit, status }, pages);
-
-      const walked = await walkPages((query) => store.page(query), { limit, status }, pages);
-      const chunked = await walkPages((query) => store.page(query, 2), { limit, status }, pages);
-
-      expect(expected.flat().length).toBeGreaterThan(0);
-      expect(walked).toEqual(expected);
-      expect(chunked).toEqual(expected);
+      await expectSameWalks(current, store, { limit, status }, limit === 1 ? 70 : Number.POSITIVE_INFINITY);
     },
   );
 

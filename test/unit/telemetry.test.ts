@@ -4,7 +4,7 @@ import { createHandler as createCreatePet } from "../../functions/createPet";
 import { createHandler as createListPets } from "../../functions/listPets";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import { ServiceUnavailableError } from "../../lib/errors";
-import { isoTimestamp, type LogLevel } from "../../lib/observability/logger";
+import { isoTimestamp } from "../../lib/observability/logger";
 import {
   embeddedMetricRecord,
   METRICS_NAMESPACE,
@@ -12,33 +12,10 @@ import {
   roundedMs,
   roundedMsText,
 } from "../../lib/observability/metrics";
-import { createTelemetry, type RequestSummary } from "../../lib/observability/telemetry";
+import type { RequestSummary } from "../../lib/observability/telemetry";
 import { bearer, invoke, jsonContent } from "../support/api";
 import { fakeDependencies, singleKeyVerifier } from "../support/fakes";
-
-/**
- * `writes`: each call of the writer; `lines`: the log events Lambda makes of them (one per line of
- * a JSON write; a pretty write is one message, stack and all).
- */
-function capturedTelemetry(
-  format: "json" | "pretty" = "json",
-  options: { level?: LogLevel; traceHeader?: () => string | undefined } = {},
-) {
-  const writes: string[] = [];
-  const lines: string[] = [];
-  const telemetry = createTelemetry({
-    service: "petstore",
-    stage: "test",
-    level: options.level ?? "INFO",
-    format,
-    write: (text) => {
-      writes.push(text);
-      lines.push(...(format === "json" ? text.split("\n") : [text]));
-    },
-    ...(options.traceHeader ? { traceHeader: options.traceHeader } : {}),
-  });
-  return { writes, lines, telemetry };
-}
+import { capturedTelemetry } from "../support/telemetry";
 
 describe("request telemetry", () => {
   it("logs one JSON line per request with its facts and the key's id, never the key, and flags the cold start once", async () => {
@@ -73,7 +50,7 @@ describe("request telemetry", () => {
   it("takes the X-Ray trace from the header API Gateway passes on, before Lambda's environment", async () => {
     const key = generateApiKey("local");
     const { lines, telemetry } = capturedTelemetry("json", {
-      traceHeader: () => "Root=1-00000000-000000000000000000000000;Sampled=0",
+      fallbackTraceHeader: () => "Root=1-00000000-000000000000000000000000;Sampled=0",
     });
     const listPets = createListPets(fakeDependencies(key, { telemetry }));
 
@@ -124,7 +101,7 @@ describe("request telemetry", () => {
   it("names the error's code and the invocation's X-Ray trace in the request line", async () => {
     const key = generateApiKey("local");
     let traceHeader: string | undefined = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
-    const { lines, telemetry } = capturedTelemetry("json", { traceHeader: () => traceHeader });
+    const { lines, telemetry } = capturedTelemetry("json", { fallbackTraceHeader: () => traceHeader });
     const listPets = createListPets(fakeDependencies(key, { telemetry }));
 
     await invoke(listPets, { path: "/pets", headers: bearer(key) });
@@ -264,7 +241,8 @@ describe("telemetry lines joined from parts", () => {
     fc.assert(
       fc.property(summaries, traceRoots, (summary, root) => {
         const { lines, telemetry } = capturedTelemetry("json", {
-          traceHeader: () => (root === undefined ? undefined : `Root=${root};Parent=53995c3f42cd8ad8;Sampled=1`),
+          fallbackTraceHeader: () =>
+            root === undefined ? undefined : `Root=${root};Parent=53995c3f42cd8ad8;Sampled=1`,
         });
         telemetry.requestCompleted(summary);
         const [line] = lines;
@@ -365,15 +343,7 @@ describe("telemetry lines joined from parts", () => {
 
 describe("the X-Ray trace id in the request line", () => {
   const traceIdFor = (header: string | undefined) => {
-    const lines: string[] = [];
-    const telemetry = createTelemetry({
-      service: "petstore",
-      stage: "test",
-      level: "INFO",
-      format: "json",
-      write: (text) => lines.push(...text.split("\n")),
-      traceHeader: () => header,
-    });
+    const { lines, telemetry } = capturedTelemetry("json", { fallbackTraceHeader: () => header });
     telemetry.requestCompleted({
       operation: "getPet",
       method: "GET",
