@@ -12,8 +12,12 @@ export interface ApiKeyVerifier {
    * without one (a test's fake) gets the plain "not valid" message for another stage's key.
    */
   readonly stage?: StageName;
-  /** The key's principal, or undefined when the key is unknown, revoked or malformed. */
-  verify(token: string, deadline?: Deadline): Promise<Principal | undefined>;
+  /**
+   * The key's principal, or undefined when the key is unknown, revoked or malformed: at once when
+   * it needs no lookup (a malformed token, a cached key: most warm requests), else once the store
+   * has answered.
+   */
+  verify(token: string, deadline?: Deadline): Principal | undefined | Promise<Principal | undefined>;
 }
 
 /**
@@ -28,23 +32,27 @@ export function createApiKeyVerifier(
   const cache = new Map<string, { principal: Principal | undefined; expiresAt: number }>();
   return {
     stage,
-    async verify(token, deadline) {
+    verify(token, deadline) {
       if (!hasApiKeyShape(token, stage)) return undefined;
       const keyHash = hashApiKey(token);
       const cached = cache.get(keyHash);
       if (cached && cached.expiresAt > now()) return cached.principal;
-      const record = await store.findByHash(keyHash, deadline);
-      const principal =
-        record && !record.revokedAt
-          ? { keyId: record.keyId, ...(record.synthetic ? { synthetic: true } : {}) }
-          : undefined;
-      cache.delete(keyHash);
-      if (cache.size >= MAX_CACHED_KEYS) {
-        const oldest = cache.keys().next().value;
-        if (oldest !== undefined) cache.delete(oldest);
-      }
-      cache.set(keyHash, { principal, expiresAt: now() + KEY_CACHE_TTL_MS });
-      return principal;
+      return lookUp(keyHash, deadline);
     },
   };
+
+  async function lookUp(keyHash: string, deadline: Deadline | undefined): Promise<Principal | undefined> {
+    const record = await store.findByHash(keyHash, deadline);
+    const principal =
+      record && !record.revokedAt
+        ? { keyId: record.keyId, ...(record.synthetic ? { synthetic: true } : {}) }
+        : undefined;
+    cache.delete(keyHash);
+    if (cache.size >= MAX_CACHED_KEYS) {
+      const oldest = cache.keys().next().value;
+      if (oldest !== undefined) cache.delete(oldest);
+    }
+    cache.set(keyHash, { principal, expiresAt: now() + KEY_CACHE_TTL_MS });
+    return principal;
+  }
 }

@@ -4,6 +4,7 @@ import { MAX_BODY_BYTES } from "../contract/schemas";
 import { ServiceUnavailableError } from "../errors";
 import { errorsOnlyTelemetry } from "../observability/telemetry";
 import type { RouteDefinition } from "../routes";
+import { asOneMiddleware, type ChainStep, type StepHooks } from "./asOneMiddleware";
 import { bearerAuth } from "./middleware/bearerAuth";
 import { deprecationNotice, sunsetGate } from "./middleware/deprecation";
 import { errorResponse } from "./middleware/errorResponse";
@@ -16,25 +17,21 @@ import type { ApiEvent, ApiResult, Dependencies } from "./types";
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type Operation = (event: ApiEvent) => Promise<ApiResult>;
+export type { ChainStep } from "./asOneMiddleware";
 
-/** One middleware of the chain, named so that the bench can say what each one costs. */
-export interface ChainStep {
-  readonly name: string;
-  readonly middleware: MiddlewareObj<ApiEvent, ApiResult, Error, Context>;
-}
-
-/** Middy's hooks around each middleware and the operation: the bench times each step with them. */
-export type ChainHooks = Pick<
-  middy.PluginObject,
-  "requestStart" | "beforeMiddleware" | "afterMiddleware" | "beforeHandler" | "afterHandler" | "requestEnd"
->;
+/**
+ * Middy's hooks around the operation and the request, and ours around each step of the chain: the
+ * bench times each step with them.
+ */
+export type ChainHooks = Pick<middy.PluginObject, "requestStart" | "beforeHandler" | "afterHandler" | "requestEnd"> &
+  StepHooks;
 
 /**
  * The middlewares every route shares, in the order they are used, shaped by its route definition.
  * `before` runs top to bottom; `after` and `onError` bottom to top, so the envelope finishes
  * every answer and errorResponse maps errors before the envelope sees them. Middlewares that wait
- * on nothing are plain functions rather than async ones: Middy awaits whatever each returns, and
- * an async function would add a promise per step to every request.
+ * on nothing are plain functions rather than async ones: the steps run as one Middy middleware
+ * (asOneMiddleware), which awaits a step only when it returns a promise.
  */
 export function chainSteps(route: RouteDefinition, deps: Dependencies): ChainStep[] {
   const telemetry = deps.telemetry ?? errorsOnlyTelemetry;
@@ -55,6 +52,9 @@ export function chainSteps(route: RouteDefinition, deps: Dependencies): ChainSte
   ];
 }
 
+/** The answer for an operation still waiting when its request's deadline passes: retry in a second. */
+const deadlinePassed = () => new ServiceUnavailableError(1);
+
 /** Wraps one operation in the chain every route shares (chainSteps). */
 export function apiHandler(
   route: RouteDefinition,
@@ -68,8 +68,9 @@ export function apiHandler(
   // timeout (off here), which starts and clears a timer on every request; the deadline's timer is
   // one per process (lib/db/deadline.ts).
   const withinDeadline: Operation = (event) =>
-    event.deadline ? event.deadline.within(operation(event), () => new ServiceUnavailableError(1)) : operation(event);
-  const chain = middy<ApiEvent, ApiResult, Error, Context>(withinDeadline, { ...hooks, timeoutEarlyInMillis: 0 });
-  for (const { middleware } of chainSteps(route, deps)) chain.use(middleware);
-  return chain as unknown as ProxyHandler;
+    event.deadline ? event.deadline.within(operation(event), deadlinePassed) : operation(event);
+  const { beforeStep, afterStep, ...middyHooks } = hooks;
+  return middy<ApiEvent, ApiResult, Error, Context>(withinDeadline, { ...middyHooks, timeoutEarlyInMillis: 0 }).use(
+    asOneMiddleware(chainSteps(route, deps), { beforeStep, afterStep }),
+  ) as unknown as ProxyHandler;
 }

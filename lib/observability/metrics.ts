@@ -77,23 +77,6 @@ const declaration = JSON.stringify([
     Metrics: metricDefinitions.map(({ name, unit }) => ({ Name: name, Unit: unit })),
   },
 ]);
-/** `,"Stage":…,"Operation":…` for each stage and operation seen, serialised once. */
-const dimensionTexts = new Map<string, Map<string, string>>();
-
-function dimensionText(stage: string, operation: string): string {
-  let byOperation = dimensionTexts.get(stage);
-  if (!byOperation) {
-    byOperation = new Map();
-    dimensionTexts.set(stage, byOperation);
-  }
-  let text = byOperation.get(operation);
-  if (text === undefined) {
-    text = `,"Stage":${JSON.stringify(stage)},"Operation":${JSON.stringify(operation)}`;
-    byOperation.set(operation, text);
-  }
-  return text;
-}
-
 const [requestsKey, clientErrorsKey, serverErrorsKey, latencyKey, coldStartsKey, petsCreatedKey, authFailuresKey] =
   metricDefinitions.map(({ name }) => `,${JSON.stringify(name)}:`);
 
@@ -101,16 +84,68 @@ const metricValue = (index: number, measurement: RequestMeasurement) =>
   (metricDefinitions[index] as (typeof metricDefinitions)[number]).value(measurement);
 
 /**
+ * What follows the timestamp up to the latency's value, for each stage, operation and pair of
+ * error counts: `,"CloudWatchMetrics":[…]},"Stage":…,"Operation":…,"Requests":1,…,"Latency":`.
+ * A request's record differs from another's of the same function in the timestamp, the latency and
+ * a few counts that are each 0 or 1, so every other part is joined once and kept.
+ */
+const middles = new Map<string, Map<string, string[]>>();
+
+function middleText(stage: string, measurement: RequestMeasurement): string {
+  let byOperation = middles.get(stage);
+  if (!byOperation) {
+    byOperation = new Map();
+    middles.set(stage, byOperation);
+  }
+  let texts = byOperation.get(measurement.operation);
+  if (!texts) {
+    texts = [];
+    byOperation.set(measurement.operation, texts);
+  }
+  const requests = metricValue(0, measurement);
+  const clientErrors = metricValue(1, measurement);
+  const serverErrors = metricValue(2, measurement);
+  const index =
+    requests === 1 && (clientErrors | 1) === 1 && (serverErrors | 1) === 1 ? clientErrors * 2 + serverErrors : -1;
+  const known = index === -1 ? undefined : texts[index];
+  if (known !== undefined) return known;
+  const text =
+    `,"CloudWatchMetrics":${declaration}},"Stage":${JSON.stringify(stage)},"Operation":${JSON.stringify(measurement.operation)}` +
+    `${requestsKey}${requests}${clientErrorsKey}${clientErrors}${serverErrorsKey}${serverErrors}${latencyKey}`;
+  if (index !== -1) texts[index] = text;
+  return text;
+}
+
+/** What follows the latency: the counts of cold starts, pets created and authentication failures, and the end. */
+const tails: string[] = [];
+
+function tailText(measurement: RequestMeasurement): string {
+  const coldStarts = metricValue(4, measurement);
+  const petsCreated = metricValue(5, measurement);
+  const authFailures = metricValue(6, measurement);
+  const index =
+    (coldStarts | 1) === 1 && (petsCreated | 1) === 1 && (authFailures | 1) === 1
+      ? coldStarts * 4 + petsCreated * 2 + authFailures
+      : -1;
+  const known = index === -1 ? undefined : tails[index];
+  if (known !== undefined) return known;
+  const text = `${coldStartsKey}${coldStarts}${petsCreatedKey}${petsCreated}${authFailuresKey}${authFailures}}`;
+  if (index !== -1) tails[index] = text;
+  return text;
+}
+
+/**
  * One EMF record: `{"_aws":{"Timestamp":…,"CloudWatchMetrics":[…]},"Stage":…,"Operation":…,<metric>:<value>…}`,
  * exactly what JSON.stringify gives for that object (test/unit/telemetry.test.ts checks it), joined
- * from parts serialised once and the request's numbers.
+ * from parts serialised once and the request's numbers. `latencyText` is the latency as
+ * roundedMsText writes it, when the caller has it already.
  */
-export function embeddedMetricRecord(stage: string, measurement: RequestMeasurement, timestamp: number): string {
-  return (
-    `{"_aws":{"Timestamp":${Number.isSafeInteger(timestamp) ? `${timestamp}` : JSON.stringify(timestamp)},"CloudWatchMetrics":${declaration}}` +
-    dimensionText(stage, measurement.operation) +
-    `${requestsKey}${metricValue(0, measurement)}${clientErrorsKey}${metricValue(1, measurement)}${serverErrorsKey}${metricValue(2, measurement)}` +
-    `${latencyKey}${roundedMsText(measurement.latencyMs)}` +
-    `${coldStartsKey}${metricValue(4, measurement)}${petsCreatedKey}${metricValue(5, measurement)}${authFailuresKey}${metricValue(6, measurement)}}`
-  );
+export function embeddedMetricRecord(
+  stage: string,
+  measurement: RequestMeasurement,
+  timestamp: number,
+  latencyText: string = roundedMsText(measurement.latencyMs),
+): string {
+  const timestampText = Number.isSafeInteger(timestamp) ? `${timestamp}` : JSON.stringify(timestamp);
+  return `{"_aws":{"Timestamp":${timestampText}${middleText(stage, measurement)}${latencyText}${tailText(measurement)}`;
 }

@@ -73,8 +73,13 @@ export function createTelemetry(options: {
       // The metrics line whatever the level: it is how the alarms count requests. It carries no
       // level, so Lambda's own filter counts it as INFO; the stacks therefore let every line
       // through Lambda (infra/stacks/petStoreStack.ts) and the level is applied here.
-      const metrics = embeddedMetricRecord(options.stage, summary, Date.now());
-      write(isEnabled(level) ? `${requestLine(level, summary, traceId(summary.traceHeader))}\n${metrics}` : metrics);
+      const latencyText = roundedMsText(summary.latencyMs);
+      const metrics = embeddedMetricRecord(options.stage, summary, Date.now(), latencyText);
+      write(
+        isEnabled(level)
+          ? `${requestLine(level, summary, latencyText, traceId(summary.traceHeader))}\n${metrics}`
+          : metrics,
+      );
     },
   };
 }
@@ -126,7 +131,12 @@ const json = JSON.stringify;
 function requestLineWriter(service: string, stage: string) {
   // Keyed by level, then operation (a constant string of the route table): no key is built per request.
   const prefixes = { INFO: new Map<string, RoutePrefix>(), ERROR: new Map<string, RoutePrefix>() };
-  return (level: "INFO" | "ERROR", summary: RequestSummary, xrayTraceId: string | undefined): string => {
+  return (
+    level: "INFO" | "ERROR",
+    summary: RequestSummary,
+    latencyText: string,
+    xrayTraceId: string | undefined,
+  ): string => {
     let prefix = prefixes[level].get(summary.operation);
     if (prefix === undefined || prefix.method !== summary.method || prefix.route !== summary.route) {
       prefix = {
@@ -139,16 +149,27 @@ function requestLineWriter(service: string, stage: string) {
       prefixes[level].set(summary.operation, prefix);
     }
     return (
-      `{"timestamp":"${isoTimestamp()}${prefix.text},"path":${json(summary.path)},"status":${summary.status}` +
-      `,"latencyMs":${roundedMsText(summary.latencyMs)},"coldStart":${summary.coldStart}` +
-      optional("requestId", summary.requestId) +
-      optional("lambdaRequestId", summary.lambdaRequestId) +
-      optional("apiKeyId", summary.apiKeyId) +
-      optional("userAgent", summary.userAgent) +
-      optional("errorCode", summary.errorCode) +
-      `${optional("xrayTraceId", xrayTraceId)}}`
+      `{"timestamp":"${isoTimestamp()}${prefix.text},"path":${json(summary.path)}${statusText(summary.status)}` +
+      `${latencyText}${summary.coldStart ? ',"coldStart":true' : ',"coldStart":false'}` +
+      optional(',"requestId":', summary.requestId) +
+      optional(',"lambdaRequestId":', summary.lambdaRequestId) +
+      optional(',"apiKeyId":', summary.apiKeyId) +
+      optional(',"userAgent":', summary.userAgent) +
+      optional(',"errorCode":', summary.errorCode) +
+      `${optional(',"xrayTraceId":', xrayTraceId)}}`
     );
   };
+}
+
+/** `,"status":<status>,"latencyMs":` for each HTTP status written so far: a handful per function. */
+const statusTexts: string[] = [];
+
+function statusText(status: number): string {
+  const known = Number.isInteger(status) && status >= 0 && status < 1000 ? statusTexts[status] : undefined;
+  if (known !== undefined) return known;
+  const text = `,"status":${json(status)},"latencyMs":`;
+  if (Number.isInteger(status) && status >= 0 && status < 1000) statusTexts[status] = text;
+  return text;
 }
 
 interface RoutePrefix {
@@ -157,7 +178,8 @@ interface RoutePrefix {
   readonly text: string;
 }
 
-const optional = (key: string, value: string | undefined) => (value === undefined ? "" : `,"${key}":${json(value)}`);
+/** `keyText` (`,"<key>":`) and the value as JSON, or nothing for a field without a value. */
+const optional = (keyText: string, value: string | undefined) => (value === undefined ? "" : keyText + json(value));
 
 /** For tests and tools that inject their own dependencies: errors only, as JSON on stderr. */
 export const errorsOnlyTelemetry: Telemetry = {

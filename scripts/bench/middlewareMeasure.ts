@@ -546,13 +546,11 @@ async function checkSameAnswers(operationId: OperationId, sides: readonly Side[]
   }
 }
 
-/** `count` invocations of every side, interleaved with a rotating order; times kept when `keep`. */
+/** `count` invocations of every side, interleaved in a new shuffled order each time; times kept when `keep`. */
 async function runSides(operationId: OperationId, sides: readonly Side[], count: number, keep: boolean) {
   const times = sides.map(() => [] as number[]);
   for (let i = 0; i < count; i++) {
-    // Rotate which side goes first so that none always follows another's garbage.
-    for (let s = 0; s < sides.length; s++) {
-      const index = (i + s) % sides.length;
+    for (const index of shuffledOrder(sides.length, sideOrderRandom)) {
       const side = sides[index] as Side;
       const elapsed = await invokeTimed(operationId, side);
       if (side.name === "handler") noteSecond(operationId, keep);
@@ -562,6 +560,35 @@ async function runSides(operationId: OperationId, sides: readonly Side[], count:
   if (!keep) return;
   for (const [index, side] of sides.entries()) side.rounds.push(times[index] as number[]);
 }
+
+/**
+ * A shuffled order of `count` sides, from a fixed-seed generator (mulberry32) so that runs are alike.
+ * Shuffled for every invocation round, each side follows any other equally often: in a rotation
+ * (side i after side i−1), a side would nearly always run right after the same neighbour, in
+ * caches that neighbour left and with its garbage to collect (the chain ran after the equal-content
+ * Powertools, the heaviest side, four times in five).
+ */
+function shuffledOrder(count: number, random: () => number): number[] {
+  const order = Array.from({ length: count }, (_, index) => index);
+  for (let index = count - 1; index > 0; index--) {
+    const other = Math.floor(random() * (index + 1));
+    [order[index], order[other]] = [order[other] as number, order[index] as number];
+  }
+  return order;
+}
+
+/** mulberry32: a small generator of numbers in [0, 1), the same sequence for the same seed. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sideOrderRandom = seededRandom(0x5eed);
 
 /** Per operation: the chain's timed requests, and how many of them started in a new second. */
 const seconds = new Map<OperationId, { last: number; requests: number; misses: number }>();
@@ -619,9 +646,10 @@ async function allocationPerRequest(operationId: OperationId, side: Side, count:
 }
 
 /**
- * Each step's time: the full chain of the operation, built with Middy hooks that read the clock
- * around every middleware and around the operation (which includes Middy's early-timeout race).
- * "Middy" is what is left of the whole invocation: its own bookkeeping and the hooks'.
+ * Each step's time: the full chain of the operation, built with hooks that read the clock around
+ * every step of the chain (lib/http/asOneMiddleware.ts) and, Middy's, around the operation (which
+ * includes the deadline's race). "Middy" is what is left of the whole invocation: its own
+ * bookkeeping and the hooks'.
  */
 async function stepTimes(operationId: OperationId, count: number): Promise<Record<string, number>> {
   const { deps, key } = await dependencies(productionTelemetry());
@@ -652,10 +680,10 @@ async function stepTimes(operationId: OperationId, count: number): Promise<Recor
       stepsSum = 0;
       requestStarted = performance.now();
     },
-    beforeMiddleware: () => {
+    beforeStep: () => {
       stepStarted = performance.now();
     },
-    afterMiddleware: endStep,
+    afterStep: endStep,
     beforeHandler: () => {
       stepStarted = performance.now();
     },

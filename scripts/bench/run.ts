@@ -150,7 +150,8 @@ const METHODS = {
     "environment, its stdout /dev/null: every line of every side is flattened and written with a real write(2) " +
     "by Node's own stdout stream (synchronous, as Lambda's stdout is). " +
     `Warm: ${iterations} timed invocations per side after a warm-up, the sides interleaved ` +
-    "with a rotating order. Handler = createHandler(deps) from functions/*.ts (the full Middy chain, the " +
+    "in a new shuffled order for every invocation round (a fixed-seed generator), so that each side follows " +
+    "every other equally often. Handler = createHandler(deps) from functions/*.ts (the full Middy chain, the " +
     "real key verifier over an in-memory key store, the in-memory stores reading the request's deadline signal " +
     "on every call as the DynamoDB ones do, a context with getRemainingTimeInMillis, the production JSON " +
     "telemetry). Every request is a full recorded REST proxy event of a REGIONAL API (scripts/bench/events/: " +
@@ -186,8 +187,9 @@ const METHODS = {
     "paid per write by any handler (ours writes once per request, Powertools' twice, its second mostly finding " +
     "the reader awake), which is why the ratios are taken with /dev/null. Informational.",
   steps:
-    "each middleware timed with Middy's own hooks around it, on the full chain; operation includes the race " +
-    "against the request's deadline; Middy = the whole invocation minus the steps",
+    "each middleware of the chain timed with the hooks lib/http/asOneMiddleware.ts calls around every step, " +
+    "the operation with Middy's own, on the full chain; operation includes the race against the request's " +
+    "deadline; Middy = the whole invocation minus the steps",
   readCost:
     "In-memory dynalite (startEmbeddedDynamo), pets written with BatchWrite in the repository's item format: " +
     "1,000, then 9,000 more for 10,000; every 100th sold, the rest alternating available/pending. Requests " +

@@ -113,6 +113,20 @@ describe("API key verification", () => {
     expect(store.lookups).toBe(1);
   });
 
+  it("answers at once, without a promise, for a key it has cached and for a token that cannot be a key", async () => {
+    const store = new MemoryKeyStore();
+    const { key, record } = await issueApiKey(store, "local", "ci");
+    const verifier = createApiKeyVerifier(store, "local");
+
+    const first = verifier.verify(key);
+    expect(first).toBeInstanceOf(Promise);
+    expect(await first).toEqual({ keyId: record.keyId });
+
+    expect(verifier.verify(key)).toEqual({ keyId: record.keyId });
+    expect(verifier.verify("not-a-key")).toBeUndefined();
+    expect(store.lookups).toBe(1);
+  });
+
   it("stops accepting a revoked key within 60 seconds", async () => {
     const store = new MemoryKeyStore();
     const { key, record } = await issueApiKey(store, "local", "ci");

@@ -69,6 +69,21 @@ describe("request deadlines", () => {
     expect([earlySignal.aborted, lateSignal.aborted]).toEqual([true, true]);
   });
 
+  it("keeps the deadlines of overlapping requests released out of order apart", () => {
+    const [first, second, third] = [1000, 2000, 3000].map((ms) => new Deadline(Date.now() + ms)) as Deadline[];
+    const signals = [first, second, third].map((deadline) => deadline?.signal);
+    expect(deadlineTimer.armedCount).toBe(3);
+
+    second?.release();
+    first?.release();
+    second?.release();
+    expect(deadlineTimer.armedCount).toBe(1);
+
+    vi.advanceTimersByTime(3000);
+    expect(signals.map((signal) => signal?.aborted)).toEqual([false, false, true]);
+    expect(deadlineTimer.armedCount).toBe(0);
+  });
+
   it("aborts at once a deadline that has already passed when first used", () => {
     const { signal } = new Deadline(Date.now() - 1);
     vi.advanceTimersByTime(0);

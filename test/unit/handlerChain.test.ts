@@ -74,6 +74,21 @@ describe("bearer authentication", () => {
     expect(response.status).toBe(200);
   });
 
+  it("judges a key the verifier answers for at once as one it has to look up", async () => {
+    const principal = { keyId: "key_at_once" };
+    const atOnce = createListPets(
+      fakeDependencies(token, { keys: { verify: (candidate) => (candidate === token ? principal : undefined) } }),
+    );
+    const lookedUp = createListPets(fakeDependencies(token, { keys: singleKeyVerifier(token, principal) }));
+
+    for (const handler of [atOnce, lookedUp]) {
+      expect((await invoke(handler, { path: "/pets", headers: bearer(token) })).status).toBe(200);
+      const refused = await invoke(handler, { path: "/pets", headers: bearer("wrong") });
+      expectError(refused, 401, "unauthorized");
+      expect(refused.headers["www-authenticate"]).toBe('Bearer realm="pets", error="invalid_token"');
+    }
+  });
+
   it("checks the key before the input, so a bad request without a key is a 401", async () => {
     const getPet = createGetPet(fakeDependencies(token));
 

@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from "@middy/core";
 import type { Context } from "aws-lambda";
-import { describeKeySlip, stageOfKey } from "../../auth/apiKeys";
+import { describeKeySlip, type Principal, stageOfKey } from "../../auth/apiKeys";
 import type { ApiKeyVerifier } from "../../auth/verifier";
 import { environmentNames, type StageName } from "../../config";
 import { UnauthorizedError } from "../../errors";
@@ -33,20 +33,31 @@ function refusalMessage(token: string, ownStage: StageName | undefined): string 
   return slip ? `The API key is not valid: ${slip}; send the key alone, as 'Authorization: Bearer <key>'.` : undefined;
 }
 
-/** Rejects the request with 401 unless it carries a valid API key; records who sent it. */
+/** The verifier's verdict on the request's token: the caller recorded, or a 401 that says why. */
+function admit(event: ApiEvent, token: string, principal: Principal | undefined, stage: StageName | undefined): void {
+  if (!principal) throw new UnauthorizedError(true, refusalMessage(token, stage));
+  event.principal = principal;
+}
+
+/**
+ * Rejects the request with 401 unless it carries a valid API key; records who sent it. Synchronous
+ * when the verifier answers at once (a cached key, a malformed token): only a key lookup makes
+ * the chain wait.
+ */
 export function bearerAuth(verifier: ApiKeyVerifier): MiddlewareObj<ApiEvent, ApiResult, Error, Context> {
   return {
-    before: async (request) => {
-      const header = request.event.headers?.authorization?.trim();
+    before: (request) => {
+      const event = request.event;
+      const header = event.headers?.authorization?.trim();
       if (!header) throw new UnauthorizedError(false);
       const match = BEARER.exec(header);
       if (!match) throw new UnauthorizedError(false, withoutBearerMessage(header));
       const token = match[1]?.trim() ?? "";
       if (!token) throw new UnauthorizedError(false);
       // Anything sent as a bearer token is judged by the verifier, which accepts only key-shaped ones.
-      const principal = await verifier.verify(token, request.event.deadline);
-      if (!principal) throw new UnauthorizedError(true, refusalMessage(token, verifier.stage));
-      request.event.principal = principal;
+      const verdict = verifier.verify(token, event.deadline);
+      if (verdict === undefined || !("then" in verdict)) return admit(event, token, verdict, verifier.stage);
+      return verdict.then((principal) => admit(event, token, principal, verifier.stage));
     },
   };
 }
