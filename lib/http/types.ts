@@ -49,7 +49,7 @@ export interface Dependencies {
  * which apiHandler never does), cheaper to fill than a WeakMap keyed by the event.
  */
 export interface RequestNotes {
-  /** performance.now() when the request entered the chain (requestTelemetry). */
+  /** When the request entered the chain, in monotonicMs (requestTelemetry). */
   startedAt?: number;
   coldStart?: boolean;
   /** The Error shape's code of an error answer (errorResponse), for the request line. */
