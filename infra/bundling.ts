@@ -51,23 +51,14 @@ export const CREDENTIAL_ALIASES = {
 } as const;
 
 /**
- * Files whose exports stand in for globals of the same name wherever the bundled code names them
- * (esbuild `inject`): the global ReadableStream, which the SDK looks up for every response body,
- * and which Node loads its web streams for (infra/shims/readableStreamProbe.ts says how every
- * answer stays the same).
- */
-export const GLOBAL_STAND_INS = ["./infra/shims/readableStreamProbe.ts"] as const;
-
-/**
  * Each cut the bundles make to the SDK as it comes, in the order the bench adds them one by one
  * to measure what each saves (npm run bench, "what each cut saved").
  */
 export const BUNDLE_CUTS = [
-  { name: "unused credential providers left out", external: UNUSED_CREDENTIAL_PROVIDERS, alias: {}, inject: [] },
-  { name: "event streams left out", external: UNREACHED_SDK_MODULES, alias: {}, inject: [] },
-  { name: "node:stream/web replaced", external: [], alias: MODULE_ALIASES, inject: [] },
-  { name: "credentials from the environment only", external: [], alias: CREDENTIAL_ALIASES, inject: [] },
-  { name: "web streams left unloaded", external: [], alias: {}, inject: GLOBAL_STAND_INS },
+  { name: "unused credential providers left out", external: UNUSED_CREDENTIAL_PROVIDERS, alias: {} },
+  { name: "event streams left out", external: UNREACHED_SDK_MODULES, alias: {} },
+  { name: "node:stream/web replaced", external: [], alias: MODULE_ALIASES },
+  { name: "credentials from the environment only", external: [], alias: CREDENTIAL_ALIASES },
 ] as const;
 
 /** Node version the bundles target: the functions' runtime (infra/stacks/petStoreStack.ts; a test keeps them equal). */
@@ -98,7 +89,6 @@ export function withCuts(count: number = BUNDLE_CUTS.length) {
     ...sdkAsItComesEsbuildOptions,
     external: cuts.flatMap((cut) => [...cut.external]),
     alias: Object.assign({}, ...cuts.map((cut) => cut.alias)) as Record<string, string>,
-    inject: cuts.flatMap((cut) => [...cut.inject]),
   } satisfies BuildOptions;
 }
 

@@ -16,7 +16,6 @@ export function cdkBundling(): NonNullable<NodejsFunctionProps["bundling"]> {
     banner: options.banner.js,
     // esbuild's size table and "Done" line, for each function on every synth, say nothing to act on.
     logLevel: LogLevel.WARNING,
-    inject: [...options.inject],
     esbuildArgs: {
       "--legal-comments": options.legalComments,
       "--alias": Object.entries(options.alias).map(([from, to]) => `${from}=${to}`),
