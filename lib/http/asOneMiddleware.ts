@@ -59,7 +59,8 @@ function sequence(phases: readonly NamedPhase[], hooks: StepHooks): Phase {
  * `onError` bottom to top, exactly the order and early-answer rules Middy applies to middlewares
  * registered one by one (https://middy.js.org/docs/intro/how-it-works). Each step stays a small
  * middleware of its own (lib/http/middleware/); what changes is that Middy awaits one step where it
- * awaited eight or nine, each await a promise and a microtask on every request (npm run bench).
+ * awaited six to eight (one per `before` and `after` of the route), each a promise and a microtask on
+ * every request (npm run bench).
  */
 export function asOneMiddleware(steps: readonly ChainStep[], hooks: StepHooks = {}): ChainMiddleware {
   const phase = (key: "before" | "after" | "onError", order: readonly ChainStep[]) =>

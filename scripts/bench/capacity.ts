@@ -184,9 +184,9 @@ export const COLD_START_FIGURES: ColdStartInputs = {
   source:
     "`npm run bench` of 2026-11-26, coldStart.<operation>.firstResponseMs (its import and first-request medians) and coldStart.nodeBootMs, on Node v24.21.0, against https DynamoDB on this machine",
   functions: {
-    listPets: { bootMs: 24.3, importMs: 37.4, firstRequestMs: 45.7 },
-    getPet: { bootMs: 24.3, importMs: 40.3, firstRequestMs: 44.5 },
-    createPet: { bootMs: 24.3, importMs: 38.5, firstRequestMs: 53.6 },
+    listPets: { bootMs: 17.9, importMs: 29.5, firstRequestMs: 36.6 },
+    getPet: { bootMs: 17.9, importMs: 30.7, firstRequestMs: 35.0 },
+    createPet: { bootMs: 17.9, importMs: 29.8, firstRequestMs: 39.9 },
   },
 };
 
