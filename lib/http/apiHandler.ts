@@ -17,7 +17,6 @@ import type { ApiEvent, ApiResult, Dependencies } from "./types";
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type Operation = (event: ApiEvent) => Promise<ApiResult>;
-export type { ChainStep } from "./asOneMiddleware";
 
 /**
  * Middy's hooks around the operation and the request, and ours around each step of the chain: the

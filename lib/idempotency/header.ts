@@ -7,7 +7,8 @@ const headerName = "idempotency-key" satisfies ChainHeader;
 const { minLength, maxLength } = idempotencyKeySchema;
 
 /**
- * The optional Idempotency-Key of a request, from the headers the chain picked (lower-cased). Length is counted in Unicode code points, as JSON Schema's maxLength (and `name`) are.
+ * The optional Idempotency-Key of a request, from the headers the chain picked (lower-cased).
+ * Length is counted in Unicode code points, as JSON Schema's maxLength (and `name`) are.
  */
 export function parseIdempotencyKey(
   headers: ChainHeaders | null | undefined,

@@ -62,6 +62,8 @@ let cachedDayPrefix = "";
 
 const MS_PER_DAY = 86_400_000;
 const twoDigits = (value: number) => (value < 10 ? `0${value}` : `${value}`);
+/** The milliseconds and the zone after a cached second's prefix: `042Z`. */
+const millisecondsText = (ms: number) => `${ms < 10 ? "00" : ms < 100 ? "0" : ""}${ms}Z`;
 
 /**
  * `new Date(nowMs).toISOString()`, without building a Date and formatting it on every line: every
@@ -72,7 +74,7 @@ const twoDigits = (value: number) => (value < 10 ? `0${value}` : `${value}`);
 export function isoTimestamp(nowMs: number = Date.now()): string {
   const millis = nowMs - cachedSecondMs;
   if (millis >= 0 && millis < 1000 && Number.isInteger(millis)) {
-    return `${cachedPrefix}${millis < 10 ? "00" : millis < 100 ? "0" : ""}${millis}Z`;
+    return cachedPrefix + millisecondsText(millis);
   }
   const intoDay = nowMs - cachedDayMs;
   if (intoDay >= 0 && intoDay < MS_PER_DAY && Number.isInteger(intoDay)) {
@@ -81,8 +83,7 @@ export function isoTimestamp(nowMs: number = Date.now()): string {
     const minutes = Math.floor((secondOfDay % 3600) / 60);
     cachedPrefix = `${cachedDayPrefix}${twoDigits(hours)}:${twoDigits(minutes)}:${twoDigits(secondOfDay % 60)}.`;
     cachedSecondMs = cachedDayMs + secondOfDay * 1000;
-    const ms = intoDay - secondOfDay * 1000;
-    return `${cachedPrefix}${ms < 10 ? "00" : ms < 100 ? "0" : ""}${ms}Z`;
+    return cachedPrefix + millisecondsText(intoDay - secondOfDay * 1000);
   }
   const iso = new Date(nowMs).toISOString();
   // Only the common form (four-digit year, whole milliseconds) is cached; the rest is formatted each time.

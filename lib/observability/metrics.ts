@@ -105,15 +105,16 @@ function middleText(stage: string, measurement: RequestMeasurement): string {
   const requests = metricValue(0, measurement);
   const clientErrors = metricValue(1, measurement);
   const serverErrors = metricValue(2, measurement);
-  const index =
-    requests === 1 && (clientErrors | 1) === 1 && (serverErrors | 1) === 1 ? clientErrors * 2 + serverErrors : -1;
-  const known = index === -1 ? undefined : texts[index];
-  if (known !== undefined) return known;
-  const text =
-    `,"CloudWatchMetrics":${declaration}},"Stage":${JSON.stringify(stage)},"Operation":${JSON.stringify(measurement.operation)}` +
-    `${requestsKey}${requests}${clientErrorsKey}${clientErrors}${serverErrorsKey}${serverErrors}${latencyKey}`;
-  if (index !== -1) texts[index] = text;
-  return text;
+  const index = countsIndex(requests, clientErrors, serverErrors);
+  return (
+    (index === -1 ? undefined : texts[index]) ??
+    remember(
+      texts,
+      index,
+      `,"CloudWatchMetrics":${declaration}},"Stage":${JSON.stringify(stage)},"Operation":${JSON.stringify(measurement.operation)}` +
+        `${requestsKey}${requests}${clientErrorsKey}${clientErrors}${serverErrorsKey}${serverErrors}${latencyKey}`,
+    )
+  );
 }
 
 /** What follows the latency: the counts of cold starts, pets created and authentication failures, and the end. */
@@ -123,14 +124,27 @@ function tailText(measurement: RequestMeasurement): string {
   const coldStarts = metricValue(4, measurement);
   const petsCreated = metricValue(5, measurement);
   const authFailures = metricValue(6, measurement);
-  const index =
-    (coldStarts | 1) === 1 && (petsCreated | 1) === 1 && (authFailures | 1) === 1
-      ? coldStarts * 4 + petsCreated * 2 + authFailures
-      : -1;
-  const known = index === -1 ? undefined : tails[index];
-  if (known !== undefined) return known;
-  const text = `${coldStartsKey}${coldStarts}${petsCreatedKey}${petsCreated}${authFailuresKey}${authFailures}}`;
-  if (index !== -1) tails[index] = text;
+  const index = countsIndex(coldStarts, petsCreated, authFailures);
+  return (
+    (index === -1 ? undefined : tails[index]) ??
+    remember(
+      tails,
+      index,
+      `${coldStartsKey}${coldStarts}${petsCreatedKey}${petsCreated}${authFailuresKey}${authFailures}}`,
+    )
+  );
+}
+
+const isBit = (count: number) => count === 0 || count === 1;
+
+/** Three counts as the bits of one index when each is 0 or 1 (as every count is); else -1, kept nowhere. */
+function countsIndex(first: number, second: number, third: number): number {
+  return isBit(first) && isBit(second) && isBit(third) ? first * 4 + second * 2 + third : -1;
+}
+
+/** `text`, kept at `index` of `texts` for the next record with the same counts (none at -1). */
+function remember(texts: string[], index: number, text: string): string {
+  if (index !== -1) texts[index] = text;
   return text;
 }
 

@@ -165,10 +165,11 @@ function requestLineWriter(service: string, stage: string) {
 const statusTexts: string[] = [];
 
 function statusText(status: number): string {
-  const known = Number.isInteger(status) && status >= 0 && status < 1000 ? statusTexts[status] : undefined;
+  const cacheable = Number.isInteger(status) && status >= 0 && status < 1000;
+  const known = cacheable ? statusTexts[status] : undefined;
   if (known !== undefined) return known;
   const text = `,"status":${json(status)},"latencyMs":`;
-  if (Number.isInteger(status) && status >= 0 && status < 1000) statusTexts[status] = text;
+  if (cacheable) statusTexts[status] = text;
   return text;
 }
 

@@ -338,7 +338,11 @@ async function createWithoutCounter(
 }
 
 /** Writes items in batches of 25, retrying what DynamoDB leaves unprocessed. */
-async function batchPut(client: DynamoDBDocumentClient, tableName: string, items: readonly Record<string, unknown>[]) {
+export async function batchPut(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  items: readonly Record<string, unknown>[],
+) {
   for (let start = 0; start < items.length; start += 25) {
     let unprocessed: Record<string, unknown>[] | undefined = items
       .slice(start, start + 25)

@@ -6,7 +6,6 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Pet, PetStatus } from "../../lib/contract/schemas";
 import { SHARED_PETS } from "../../lib/pets/collection";
@@ -14,6 +13,7 @@ import type { PetPage, PetPageQuery } from "../../lib/pets/repository";
 import { DynamoPetRepository, petItem } from "../../lib/pets/repository";
 import { ensureTable } from "../../local/dynamo";
 import {
+  batchPut,
   comparisonPets,
   createShardedTable,
   type Epoch,
@@ -26,6 +26,16 @@ import {
   walkPages,
 } from "../../scripts/bench/shardedDesign";
 import { documentClient, rawClient, tableName } from "../support/dynamo";
+
+/** The pets stored as the current design stores them, in the shared test table. */
+function writeCurrentDesign(pets: readonly Pet[]): Promise<void> {
+  const createdAt = new Date();
+  return batchPut(
+    documentClient(),
+    tableName(),
+    pets.map((pet) => petItem(pet, createdAt, SHARED_PETS)),
+  );
+}
 
 const PETS = 120;
 const SHARD_COUNTS = [1, 4, 16] as const;
@@ -56,13 +66,7 @@ describe("the sharded pet partitions, read with a merge", () => {
   let current: DynamoPetRepository;
 
   beforeAll(async () => {
-    const createdAt = new Date();
-    for (let start = 0; start < pets.length; start += 25) {
-      const batch = pets
-        .slice(start, start + 25)
-        .map((pet) => ({ PutRequest: { Item: petItem(pet, createdAt, SHARED_PETS) } }));
-      await client.send(new BatchWriteCommand({ RequestItems: { [tableName()]: batch } }));
-    }
+    await writeCurrentDesign(pets);
     current = new DynamoPetRepository(client, tableName());
     for (const shards of SHARD_COUNTS) {
       const table = `sharded-${shards}-${randomUUID()}`;
@@ -158,13 +162,7 @@ describe("the epochs design: pets sharded only while creates are busy", () => {
   const stores = new Map<string, EpochPetStore>();
 
   beforeAll(async () => {
-    const createdAt = new Date();
-    for (let start = 0; start < pets.length; start += 25) {
-      const batch = pets
-        .slice(start, start + 25)
-        .map((pet) => ({ PutRequest: { Item: petItem(pet, createdAt, SHARED_PETS) } }));
-      await client.send(new BatchWriteCommand({ RequestItems: { [tableName()]: batch } }));
-    }
+    await writeCurrentDesign(pets);
     current = new DynamoPetRepository(client, tableName());
     for (const [name, schedule] of Object.entries(schedules)) {
       const table = `epochs-${randomUUID()}`;
