@@ -101,6 +101,8 @@ export interface EvaluationOptions {
   /** An ARN (an assumed-role session) or a service principal (`logs.eu-west-1.amazonaws.com`). */
   readonly principal: string;
   readonly principalAccount: string;
+  /** An unsigned request: only a resource policy naming everyone (`*`) can allow it. */
+  readonly anonymous?: boolean;
   readonly identityPolicies?: readonly NamedPolicy[];
   readonly permissionBoundaries?: readonly NamedPolicy[];
   /** The resource's own policy (table, secret, topic, key, function, or a role's trust policy). */
@@ -137,7 +139,7 @@ export async function evaluate(request: IamRequest, options: EvaluationOptions):
   const resource = options.resourcePolicy ? labelled([options.resourcePolicy], "P") : undefined;
   const simulation: Simulation = {
     request: {
-      principal: options.principal,
+      principal: options.anonymous ? { type: "Anonymous" } : options.principal,
       action: request.action,
       resource: { resource: request.resource, accountId: accountOf(request.resource, options.principalAccount) },
       contextVariables: Object.fromEntries(

@@ -11,7 +11,10 @@
  * away (the next invocation cold-starts a new one); the Init phase is limited to 10 seconds, after
  * which Lambda runs init again within the first invocation, under the function's timeout:
  * https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html#runtimes-lifecycle-ib
- * So a hung handler or a hung init never hangs the rehearsal.
+ * So a hung handler or a hung init never hangs the rehearsal. The function's memory bounds its
+ * JavaScript heap as the runtime bounds it, and a process that runs out of it is answered
+ * `Runtime.OutOfMemory` and thrown away like a timed-out one; runtime/bootstrap.mjs refuses native code
+ * built for another architecture than the function's.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -28,6 +31,9 @@ export interface FunctionError {
   readonly errorMessage: string;
 }
 
+/** Lambda's names for the instruction sets it runs functions on (the template's `Architectures`). */
+export type Architecture = "x86_64" | "arm64";
+
 export interface LambdaFunctionSpec {
   /** The caller's name in the report: `Production/PetStore ListPetsFunction…`. */
   readonly label: string;
@@ -38,6 +44,8 @@ export interface LambdaFunctionSpec {
   readonly assetDir: string;
   readonly memoryMb: number;
   readonly timeoutSeconds: number;
+  /** What native code in the artifact must be built for; JavaScript runs on either. */
+  readonly architecture: Architecture;
   readonly logGroupName: string;
   readonly region: string;
   /** The template's variables, resolved. */
@@ -71,6 +79,37 @@ export function timedOutError(requestId: string, timeoutSeconds: number): Functi
   };
 }
 
+/**
+ * The heap limit Lambda's Node.js runtime gives a function: its bootstrap starts node with
+ * `--max-old-space-size` at 90% of the function's memory (the memory less a tenth, of which half is
+ * new space and half left for buffers outside the heap), unless NODE_OPTIONS already sets the old or
+ * semi space size, in either spelling. The nodejs24.x bootstrap, as extracted in
+ * https://dev.to/wonderfulsoap/deep-dive-into-aws-lambda-3-official-nodejs-runtime-analysis-43je
+ * (nodejs20.x's is the same: https://gist.github.com/davidjb/432ea4e1c89f399ec412270539fe126f).
+ * The semi space the bootstrap also sizes is left at V8's default here.
+ */
+function heapLimitArgs(memoryMb: number, nodeOptions = ""): string[] {
+  if (/--max[-_](old|semi)[-_]space[-_]size/.test(nodeOptions)) return [];
+  return [`--max-old-space-size=${memoryMb - Math.floor(memoryMb / 10)}`];
+}
+
+/** What V8 prints before it aborts the process at its heap limit (`FATAL ERROR: Reached heap limit…`). */
+const HEAP_EXHAUSTED = /FATAL ERROR: .*JavaScript heap out of memory/;
+
+/**
+ * Lambda's answer when the function's process ran out of memory: errorType `Runtime.OutOfMemory`,
+ * `RequestId: … Error: Runtime exited with error: signal: killed` as Invoke returns it for a Node.js
+ * function (https://github.com/adobe/helix-html2md-service/issues/1001). Here V8 stops the process at
+ * the heap limit first by aborting it: `signal: aborted`, in the Go wording Lambda gives signals.
+ */
+export function outOfMemoryError(requestId?: string): FunctionError {
+  const request = requestId === undefined ? "" : `RequestId: ${requestId} `;
+  return {
+    errorType: "Runtime.OutOfMemory",
+    errorMessage: `${request}Error: Runtime exited with error: signal: aborted`,
+  };
+}
+
 export class RuntimeUnavailableError extends Error {
   override readonly name = "RuntimeUnavailableError";
 }
@@ -100,8 +139,11 @@ interface Environment {
   readonly child: ChildProcess;
   /** Resolves with the init error, or undefined once the handler has loaded. No limit of its own. */
   ready: Promise<FunctionError | undefined>;
-  readonly pending: Map<number, (outcome: InvokeOutcome) => void>;
+  /** Invocations sent and not answered, by message id. */
+  readonly pending: Map<number, { readonly requestId: string; readonly answer: (outcome: InvokeOutcome) => void }>;
   exited: boolean;
+  /** The end of its stderr, where V8 says it ran out of heap. */
+  stderrTail: string;
   /** Its Init phase passed the limit: the next invocation it serves runs init again first. */
   initTimedOut: boolean;
 }
@@ -197,11 +239,13 @@ export class RunningFunction {
 
   /** A new runtime process, loading the handler. */
   private launch(): Environment {
-    const child = fork(join(this.runtimeDir, "bootstrap.mjs"), [], {
+    // Lambda runs the function on processors of its architecture, this stand-in on this machine's: the
+    // bootstrap is told the function's, to refuse native code built for another.
+    const child = fork(join(this.runtimeDir, "bootstrap.mjs"), [this.spec.architecture], {
       cwd: this.taskRoot,
       env: this.env,
       execPath: this.binary,
-      execArgv: [],
+      execArgv: heapLimitArgs(this.spec.memoryMb, this.env.NODE_OPTIONS),
       stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
     const environment: Environment = {
@@ -209,15 +253,23 @@ export class RunningFunction {
       ready: Promise.resolve(undefined),
       pending: new Map(),
       exited: false,
+      stderrTail: "",
       initTimedOut: false,
     };
+    // Judged on "close", not "exit": V8's last words on stderr may still be unread when the process exits.
+    const outOfMemory = (signal: NodeJS.Signals | null) =>
+      signal === "SIGABRT" && HEAP_EXHAUSTED.test(environment.stderrTail);
     environment.ready = new Promise((resolve) => {
       child.on("message", (message: { type: string; error?: FunctionError }) => {
         if (message.type === "ready") resolve(undefined);
         if (message.type === "initError") resolve(message.error);
       });
-      child.on("exit", (code, signal) =>
-        resolve({ errorType: "Runtime.ExitError", errorMessage: `exited with ${code ?? signal} during init` }),
+      child.on("close", (code, signal) =>
+        resolve(
+          outOfMemory(signal)
+            ? outOfMemoryError()
+            : { errorType: "Runtime.ExitError", errorMessage: `exited with ${code ?? signal} during init` },
+        ),
       );
       // The process could not be started at all: Lambda's Runtime.InvalidEntrypoint.
       child.on("error", (error) => {
@@ -227,13 +279,21 @@ export class RunningFunction {
     });
     child.on("message", (message: { type: string; id?: number; result?: unknown; error?: FunctionError }) => {
       if (message.type !== "result" || message.id === undefined) return;
-      environment.pending.get(message.id)?.(message.error ? { error: message.error } : { result: message.result });
+      environment.pending
+        .get(message.id)
+        ?.answer(message.error ? { error: message.error } : { result: message.result });
       environment.pending.delete(message.id);
     });
     child.on("exit", () => {
       environment.exited = true;
-      for (const answer of environment.pending.values()) {
-        answer({ error: { errorType: "Runtime.ExitError", errorMessage: this.logTail() } });
+    });
+    child.on("close", (_code, signal) => {
+      for (const { requestId, answer } of environment.pending.values()) {
+        answer({
+          error: outOfMemory(signal)
+            ? outOfMemoryError(requestId)
+            : { errorType: "Runtime.ExitError", errorMessage: this.logTail() },
+        });
       }
       environment.pending.clear();
     });
@@ -241,7 +301,10 @@ export class RunningFunction {
       this.output = (this.output + chunk.toString()).slice(-20_000);
     };
     child.stdout?.on("data", keep);
-    child.stderr?.on("data", keep);
+    child.stderr?.on("data", (chunk: Buffer) => {
+      keep(chunk);
+      environment.stderrTail = (environment.stderrTail + chunk.toString()).slice(-2_000);
+    });
     this.environments.add(environment);
     return environment;
   }
@@ -298,7 +361,7 @@ export class RunningFunction {
     const id = this.nextId++;
     const serving = environment;
     const answered = new Promise<InvokeOutcome>((resolve) => {
-      serving.pending.set(id, resolve);
+      serving.pending.set(id, { requestId, answer: resolve });
       serving.child.send(
         { type: "invoke", id, event, invokedFunctionArn, requestId, deadlineMs: deadline },
         (error) => {
@@ -322,7 +385,10 @@ export class RunningFunction {
     return undefined;
   }
 
-  /** The environment goes back to the pool unless it died (Lambda resets a crashed environment). */
+  /**
+   * The environment goes back to the pool unless it died (Lambda resets a crashed environment, one
+   * out of memory included: the next invocation cold-starts).
+   */
   private release(environment: Environment, outcome: InvokeOutcome): InvokeOutcome {
     if (this.stopped) return outcome;
     if (environment.exited) this.environments.delete(environment);

@@ -82,9 +82,24 @@ function managedPolicy(resolver: Resolver, arn: string): NamedPolicy | undefined
   return /^arn:aws[\w-]*:iam::aws:policy\//.test(arn) ? awsManagedPolicy(arn) : undefined;
 }
 
-export function roleGrants(resolver: Resolver, roleLogicalId: string): RoleGrants {
+/** How each kind of IAM identity is named by the policies attached to it. */
+const ATTACHMENTS = {
+  "AWS::IAM::Role": { list: "Roles", byName: "AWS::IAM::RolePolicy", nameKey: "RoleName" },
+  "AWS::IAM::User": { list: "Users", byName: "AWS::IAM::UserPolicy", nameKey: "UserName" },
+  "AWS::IAM::Group": { list: "Groups", byName: "AWS::IAM::GroupPolicy", nameKey: "GroupName" },
+} as const;
+
+/**
+ * Everything IAM evaluates for a call made by a role, a user (with its groups' policies) or a
+ * member of a group: inline `Policies`, `ManagedPolicyArns`, `AWS::IAM::Policy` and customer managed
+ * policies naming it, the `AWS::IAM::RolePolicy`/`UserPolicy`/`GroupPolicy` naming it by name
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-iam-rolepolicy.html),
+ * and its permission boundary.
+ */
+export function roleGrants(resolver: Resolver, logicalId: string): RoleGrants {
   const { template } = resolver.stack;
-  const role = template.Resources[roleLogicalId];
+  const identity = template.Resources[logicalId];
+  const attachment = ATTACHMENTS[(identity?.Type ?? "AWS::IAM::Role") as keyof typeof ATTACHMENTS];
   const identityPolicies: NamedPolicy[] = [];
   const permissionBoundaries: NamedPolicy[] = [];
   const problems: string[] = [];
@@ -93,44 +108,52 @@ export function roleGrants(resolver: Resolver, roleLogicalId: string): RoleGrant
     if (policy) into.push(policy);
     else
       problems.push(
-        `${roleLogicalId}: its ${purpose} ${arn} is neither a managed policy of the assembly nor an AWS managed policy, so what it grants cannot be checked`,
+        `${logicalId}: its ${purpose} ${arn} is neither a managed policy of the assembly nor an AWS managed policy, so what it grants cannot be checked`,
       );
   };
-  for (const inline of asList(role?.Properties?.Policies as { PolicyName: unknown; PolicyDocument: unknown }[])) {
+  for (const inline of asList(identity?.Properties?.Policies as { PolicyName: unknown; PolicyDocument: unknown }[])) {
     identityPolicies.push({
-      name: `${roleLogicalId} inline policy ${String(resolver.resolve(inline.PolicyName))}`,
+      name: `${logicalId} inline policy ${String(resolver.resolve(inline.PolicyName))}`,
       document: normalised(resolver.resolve(inline.PolicyDocument)),
     });
   }
-  for (const arn of asList(resolver.resolve(role?.Properties?.ManagedPolicyArns) as string[] | undefined)) {
+  for (const arn of asList(resolver.resolve(identity?.Properties?.ManagedPolicyArns) as string[] | undefined)) {
     byArn(String(arn), "managed policy", identityPolicies);
   }
-  const boundary = role?.Properties?.PermissionsBoundary;
+  const boundary = identity?.Properties?.PermissionsBoundary;
   if (boundary !== undefined) byArn(String(resolver.resolve(boundary)), "permission boundary", permissionBoundaries);
-  for (const [logicalId, policy] of resourcesOf(template, "AWS::IAM::Policy")) {
-    if (!refersTo(policy.Properties?.Roles, roleLogicalId)) continue;
+  const name = resolver.ref(logicalId);
+  const names = (value: unknown) => asList(resolver.resolve(value) as string[] | undefined).map(String);
+  for (const [policyId, policy] of resourcesOf(template, "AWS::IAM::Policy")) {
+    if (!refersTo(policy.Properties?.[attachment.list], logicalId)) continue;
+    identityPolicies.push({ name: policyId, document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)) });
+  }
+  for (const [policyId, policy] of resourcesOf(template, attachment.byName)) {
+    if (String(resolver.resolve(policy.Properties?.[attachment.nameKey])) !== name) continue;
+    identityPolicies.push({ name: policyId, document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)) });
+  }
+  for (const [policyId, policy] of resourcesOf(template, "AWS::IAM::ManagedPolicy")) {
+    if (!refersTo(policy.Properties?.[attachment.list], logicalId) && !names(policy.Properties?.[attachment.list]).includes(name))
+      continue;
     identityPolicies.push({
-      name: logicalId,
+      name: `${policyId} (customer managed)`,
       document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)),
     });
   }
-  // AWS::IAM::RolePolicy names its role by name: https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-iam-rolepolicy.html
-  const roleName = resolver.ref(roleLogicalId);
-  for (const [logicalId, policy] of resourcesOf(template, "AWS::IAM::RolePolicy")) {
-    if (String(resolver.resolve(policy.Properties?.RoleName)) !== roleName) continue;
-    identityPolicies.push({
-      name: logicalId,
-      document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)),
-    });
+  if (identity?.Type === "AWS::IAM::User") {
+    // A user's groups, named on the user or by AWS::IAM::UserToGroupAddition: their policies are the user's too.
+    const groups = new Set(names(identity.Properties?.Groups));
+    for (const [, addition] of resourcesOf(template, "AWS::IAM::UserToGroupAddition")) {
+      if (names(addition.Properties?.Users).includes(name)) groups.add(String(resolver.resolve(addition.Properties?.GroupName)));
+    }
+    for (const [groupId] of resourcesOf(template, "AWS::IAM::Group")) {
+      if (!groups.has(resolver.ref(groupId))) continue;
+      const group = roleGrants(resolver, groupId);
+      identityPolicies.push(...group.identityPolicies);
+      problems.push(...group.problems);
+    }
   }
-  for (const [logicalId, policy] of resourcesOf(template, "AWS::IAM::ManagedPolicy")) {
-    if (!refersTo(policy.Properties?.Roles, roleLogicalId)) continue;
-    identityPolicies.push({
-      name: `${logicalId} (customer managed)`,
-      document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)),
-    });
-  }
-  return { roleLogicalId, identityPolicies, permissionBoundaries, problems };
+  return { roleLogicalId: logicalId, identityPolicies, permissionBoundaries, problems };
 }
 
 /** The role of the stage whose ARN the value resolves to. */
@@ -196,9 +219,18 @@ export function resourcePolicyOf(resolver: Resolver, resourceArn: string): Named
       const direct = (properties.ResourcePolicy as { PolicyDocument?: unknown } | undefined)?.PolicyDocument;
       // A global table sets it per replica: the replica of the stack's region is the one called.
       const replica = asList(
-        properties.Replicas as { Region?: unknown; ResourcePolicy?: { PolicyDocument?: unknown } }[],
+        properties.Replicas as {
+          Region?: unknown;
+          ResourcePolicy?: { PolicyDocument?: unknown };
+          ReplicaStreamSpecification?: { ResourcePolicy?: { PolicyDocument?: unknown } };
+        }[],
       ).find((candidate) => String(owner.resolve(candidate.Region ?? owner.region)) === owner.region);
-      const document = direct ?? replica?.ResourcePolicy?.PolicyDocument;
+      // A stream has a policy of its own: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/rbac-attach-resource-based-policy.html
+      const stream = (properties.StreamSpecification as { ResourcePolicy?: { PolicyDocument?: unknown } } | undefined)
+        ?.ResourcePolicy?.PolicyDocument;
+      const document = resourceArn.includes("/stream/")
+        ? (stream ?? replica?.ReplicaStreamSpecification?.ResourcePolicy?.PolicyDocument)
+        : (direct ?? replica?.ResourcePolicy?.PolicyDocument);
       return document === undefined
         ? undefined
         : { name: `${logicalId} table resource policy`, document: normalised(owner.resolve(document)) };
@@ -265,14 +297,23 @@ export function functionPolicyOf(resolver: Resolver, invokedArn: string): NamedP
     .map(({ logicalId, p }) => ({
       Sid: logicalId,
       Effect: "Allow",
-      Principal: p.Principal?.includes(".") ? { Service: p.Principal } : { AWS: p.Principal },
+      // "*" is everyone, the anonymous caller of a public function URL included.
+      Principal: p.Principal === "*" ? "*" : p.Principal?.includes(".") ? { Service: p.Principal } : { AWS: p.Principal },
       Action: p.Action,
       Resource: invokedArn,
-      ...(p.SourceArn || p.SourceAccount
+      ...(p.SourceArn || p.SourceAccount || p.FunctionUrlAuthType || p.PrincipalOrgID
         ? {
             Condition: {
               ...(p.SourceArn ? { ArnLike: { "AWS:SourceArn": p.SourceArn } } : {}),
-              ...(p.SourceAccount ? { StringEquals: { "AWS:SourceAccount": p.SourceAccount } } : {}),
+              ...(p.SourceAccount || p.FunctionUrlAuthType || p.PrincipalOrgID
+                ? {
+                    StringEquals: {
+                      ...(p.SourceAccount ? { "AWS:SourceAccount": p.SourceAccount } : {}),
+                      ...(p.FunctionUrlAuthType ? { "lambda:FunctionUrlAuthType": p.FunctionUrlAuthType } : {}),
+                      ...(p.PrincipalOrgID ? { "aws:PrincipalOrgID": p.PrincipalOrgID } : {}),
+                    },
+                  }
+                : {}),
             },
           }
         : {}),

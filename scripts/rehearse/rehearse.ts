@@ -8,34 +8,15 @@
  * the roles could name. Nothing in the assembly may go undriven.
  */
 import { deployedStages } from "../../infra/deployment";
-import { itemKeys } from "../../lib/db/table";
-import { type Allowance, allowances as committedAllowances } from "./allowances";
+import { type AccessRow, accessMatrix } from "./accessMatrix";
 import { type AssemblyStack, readAssembly, resourcesOf } from "./assembly";
 import { AwsStandIn, type Refusal } from "./awsStandIn";
 import { type Decision, evaluate, type IamRequest } from "./iam";
-import {
-  leastPrivilegeOfRoles,
-  type OverGrant,
-  overGrants,
-  type RoleUse,
-  type VisibleResource,
-  visibleResource,
-} from "./leastPrivilege";
-import { mustDenyRequests } from "./mustDeny";
-import {
-  asRole,
-  functionPolicyOf,
-  type RoleGrants,
-  resourcePolicyOf,
-  roleGrants,
-  roleWithArn,
-  sessionArn,
-} from "./policies";
-import { failureBlocks, overGrantText } from "./report";
+import { asRole, functionPolicyOf, type RoleGrants, roleGrants, roleWithArn, trustPolicyOf } from "./policies";
+import { checkCalls, type ProofResult, proveMatrix } from "./proof";
+import { failureBlocks } from "./report";
 import { requestsOf } from "./requests";
-import { Resolver } from "./resolve";
 import { type ExpectedCall, runScenario, type ScenarioCheck } from "./scenario";
-import { servicePrincipalChecks } from "./servicePrincipals";
 import { StageRehearsal } from "./stage";
 
 export interface StageReport {
@@ -52,11 +33,10 @@ export interface StageReport {
   readonly unmodelled: { caller: string; call: string; step?: string }[];
   /** Calls signed for another region than the stage's. */
   readonly wrongRegion: { caller: string; call: string; region: string; step?: string }[];
-  readonly mustDeny: Decision[];
-  readonly services: { decision: Decision; expected: "allow" | "deny" }[];
-  readonly overGrants: (OverGrant & { rolePath: string })[];
-  /** Roles whose function failed or was refused a call: their unused grants are not judged. */
+  /** Functions that failed or were refused a call: their rows' exercise is not judged. */
   readonly notAssessed: string[];
+  /** Their roles, as the matrix names them. */
+  readonly stoppedPrincipals: string[];
   /** Parts of the assembly the rehearsal did not drive: each is a failure. */
   readonly undriven: string[];
   /** Managed policies or boundaries that could not be read. */
@@ -69,7 +49,13 @@ export interface StageReport {
 
 export interface RehearsalReport {
   readonly stages: StageReport[];
-  /** Problems of the assembly as a whole: empty, unpinned, roles outside stages over-granted, stale allowances. */
+  /** The access matrix proven against the assembly's templates (./proof.ts). */
+  readonly proof?: ProofResult;
+  /** Allowed calls of the scenario no row covers. */
+  readonly callsOutside: Decision[];
+  /** Rows nothing exercised without saying why, or that say so and were. */
+  readonly staleRows: string[];
+  /** Problems of the assembly as a whole: empty, partial, unpinned. */
   readonly assemblyProblems: string[];
   /** One block per root cause. */
   readonly failures: string[];
@@ -81,58 +67,12 @@ const isStageStack = (stack: AssemblyStack) => resourcesOf(stack.template, "AWS:
 export interface RehearseOptions {
   /** Only the stage stacks whose display name this matches (tests that break one stage). */
   readonly only?: RegExp;
-  /** The reviewed allowances (./allowances.ts); tests pass their own. */
-  readonly allowances?: readonly Allowance[];
-}
-
-/** A role's construct path without its stage: what an allowance names (`PetStore/CreatePet/Role`). */
-function rolePathOf(stack: AssemblyStack, roleLogicalId: string): string {
-  const path = (stack.constructPaths.get(roleLogicalId) ?? `/${stack.displayName}/${roleLogicalId}`)
-    .replace(/^\//, "")
-    .replace(/\/Resource$/, "");
-  const stage = stack.displayName.includes("/") ? `${stack.displayName.split("/")[0]}/` : "";
-  return stage && path.startsWith(stage) ? path.slice(stage.length) : path;
-}
-
-/** Every resource of the assembly a role could name in a request, with its IAM resource type. */
-async function visibleResources(stacks: readonly AssemblyStack[]): Promise<VisibleResource[]> {
-  const arns = new Set<string>();
-  for (const stack of stacks) {
-    const resolver = new Resolver(stack, stacks);
-    for (const [logicalId, resource] of Object.entries(stack.template.Resources)) {
-      const arn = (() => {
-        switch (resource.Type) {
-          case "AWS::DynamoDB::Table":
-          case "AWS::DynamoDB::GlobalTable":
-          case "AWS::KMS::Key":
-          case "AWS::Lambda::Function":
-            return resolver.getAtt(logicalId, "Arn");
-          case "AWS::SecretsManager::Secret":
-          case "AWS::SNS::Topic":
-          case "AWS::Lambda::Alias":
-            return resolver.ref(logicalId);
-          case "AWS::Logs::LogGroup":
-            return resolver.getAtt(logicalId, "Arn").replace(/:\*$/, "");
-          default:
-            return undefined;
-        }
-      })();
-      if (arn) arns.add(arn);
-      for (const index of (resource.Properties?.GlobalSecondaryIndexes as { IndexName: string }[] | undefined) ?? []) {
-        arns.add(`${resolver.getAtt(logicalId, "Arn")}/index/${index.IndexName}`);
-      }
-    }
-    // A table of no stage: a role must not reach beyond the stage's own.
-    arns.add(`arn:aws:dynamodb:${stack.region}:${stack.account}:table/another-table`);
-  }
-  const classified = await Promise.all([...arns].map((arn) => visibleResource(arn)));
-  return classified.filter((resource): resource is VisibleResource => resource !== undefined);
+  /** The access matrix (./accessMatrix.ts); tests pass their own. */
+  readonly matrix?: readonly AccessRow[];
 }
 
 export async function rehearseAssembly(directory: string, options: RehearseOptions = {}): Promise<RehearsalReport> {
   const stacks = readAssembly(directory);
-  const allowances = options.allowances ?? committedAllowances;
-  const matchedAllowances = new Set<Allowance>();
   const assemblyProblems: string[] = [];
   const stageStacks = stacks.filter(isStageStack);
   if (stageStacks.length === 0) {
@@ -155,54 +95,44 @@ export async function rehearseAssembly(directory: string, options: RehearseOptio
       `${stack.displayName} is not pinned to an account and region (aws://${stack.account}/${stack.region}): a deploy could land anywhere, and the rehearsal cannot resolve its ARNs. Set the stage's account and region (cdk.json context <stage>:account and <stage>:region, or -c) and synthesize again`,
     );
   }
-  const visible = await visibleResources(stacks);
   const standIn = new AwsStandIn();
   await standIn.start();
   const stages: StageReport[] = [];
   try {
     for (const [index, stack] of stageStacks.entries()) {
       if (options.only && !options.only.test(stack.displayName)) continue;
-      stages.push(
-        await rehearseStage(stack, stacks, stageStacks, standIn, index, visible, allowances, matchedAllowances),
-      );
+      stages.push(await rehearseStage(stack, stacks, standIn, index));
     }
   } finally {
     await standIn.stop();
   }
-  // Roles of stacks with no function (the account stack's): nothing the rehearsal runs uses them,
-  // so everything they are granted needs an allowance.
-  const accountRoles: (OverGrant & { rolePath: string })[] = [];
-  for (const stack of stacks.filter((candidate) => !isStageStack(candidate))) {
-    const resolver = new Resolver(stack, stacks);
-    for (const [roleLogicalId] of resourcesOf(stack.template, "AWS::IAM::Role")) {
-      const grants = roleGrants(resolver, roleLogicalId);
-      assemblyProblems.push(...grants.problems.map((problem) => `${stack.displayName}: ${problem}`));
-      const rolePath = rolePathOf(stack, roleLogicalId);
-      for (const grant of await overGrants(grants, rolePath, [], allowances, matchedAllowances)) {
-        accountRoles.push({ ...grant, rolePath });
-      }
-    }
-  }
-  for (const grant of accountRoles) assemblyProblems.push(overGrantText(grant, "its stack runs no function"));
-  if (!options.only) {
-    for (const allowance of allowances.filter((candidate) => !matchedAllowances.has(candidate))) {
-      assemblyProblems.push(
-        `the allowance for ${allowance.role} (${allowance.actions.join(", ")} on ${allowance.resource}) matched no grant: remove it from scripts/rehearse/allowances.ts (its reason was: ${allowance.reason})`,
-      );
-    }
-  }
-  return { stages, assemblyProblems, failures: failureBlocks(stages, assemblyProblems) };
+  // The templates against the matrix, then the scenario's calls against its rows.
+  const proof = stageStacks.length ? await proveMatrix(stacks, options.matrix ?? accessMatrix) : undefined;
+  const stopped = new Set(stages.flatMap((stage) => stage.stoppedPrincipals));
+  const rehearsed = new Set(stages.map((stage) => stage.stack.split("/")[0]));
+  const { outside: callsOutside, stale } = proof
+    ? checkCalls(
+        proof.rows.filter((bound) => rehearsed.has(bound.scope) || !options.only),
+        stages.flatMap((stage) => stage.calls),
+        stopped,
+      )
+    : { outside: [], stale: [] };
+  const staleRows = options.only ? [] : stale;
+  return {
+    stages,
+    ...(proof ? { proof } : {}),
+    callsOutside,
+    staleRows,
+    assemblyProblems,
+    failures: failureBlocks(stages, assemblyProblems, proof, callsOutside, staleRows),
+  };
 }
 
 async function rehearseStage(
   stack: AssemblyStack,
   stacks: readonly AssemblyStack[],
-  stageStacks: readonly AssemblyStack[],
   standIn: AwsStandIn,
   index: number,
-  visible: readonly VisibleResource[],
-  allowances: readonly Allowance[],
-  matchedAllowances: Set<Allowance>,
 ): Promise<StageReport> {
   const stage = new StageRehearsal(stack, stacks, standIn, index);
   const { resolver } = stage;
@@ -259,6 +189,27 @@ async function rehearseStage(
   stage.authorizeInvocation = async (invocation) => {
     const roleLogicalId = invocation.roleArn ? roleWithArn(resolver, invocation.roleArn) : undefined;
     const resourcePolicy = functionPolicyOf(resolver, invocation.invokedArn);
+    const step = standIn.step === undefined ? {} : { step: standIn.step };
+    if (roleLogicalId) {
+      // The service first assumes its role, for this account (the confused-deputy key it sends).
+      const assumed = await evaluate(
+        {
+          caller: invocation.service,
+          action: "sts:AssumeRole",
+          resource: resolver.getAtt(roleLogicalId, "Arn"),
+          context: { "aws:SourceAccount": resolver.account },
+          because: `${invocation.service} assuming its role`,
+          ...step,
+        },
+        {
+          principal: invocation.service,
+          principalAccount: resolver.account,
+          resourcePolicy: trustPolicyOf(resolver, roleLogicalId),
+        },
+      );
+      calls.push(assumed);
+      if (!assumed.allowed) return assumed.accessDenied;
+    }
     const decision = await evaluate(
       {
         caller: invocation.service,
@@ -268,7 +219,7 @@ async function rehearseStage(
           ? { "aws:SourceArn": invocation.sourceArn, "aws:SourceAccount": resolver.account }
           : {},
         because: `${invocation.service} invoking the function`,
-        ...(standIn.step === undefined ? {} : { step: standIn.step }),
+        ...step,
       },
       roleLogicalId
         ? asRole(resolver, grantsOf(roleLogicalId), invocation.service, invocation.invokedArn)
@@ -317,41 +268,35 @@ async function rehearseStage(
         );
       }
     }
-    const services = await servicePrincipalChecks(stage);
-
-    // Least privilege, for each role: what its function called and what services did with it.
-    // A role whose function's calls were refused or which failed could not be exercised fully, so
-    // its unused grants are not judged: the failure that stopped it is the root cause to fix first.
-    const mustDeny: Decision[] = [];
-    for (const { roleLogicalId, request } of mustDenyRequests(stage, stageStacks, itemKeys.apiKeyPartition, stacks)) {
-      mustDeny.push(await evaluateForRole(roleLogicalId, request));
+    // Lambda assumed each function's role to run it: its trust policy decides.
+    for (const fn of stage.functions) {
+      if (!fn.roleLogicalId) continue;
+      calls.push(
+        await evaluate(
+          {
+            caller: "lambda.amazonaws.com",
+            action: "sts:AssumeRole",
+            resource: resolver.getAtt(fn.roleLogicalId, "Arn"),
+            context: {},
+            because: `Lambda assuming ${fn.logicalId}'s role to run it`,
+          },
+          {
+            principal: "lambda.amazonaws.com",
+            principalAccount: resolver.account,
+            resourcePolicy: trustPolicyOf(resolver, fn.roleLogicalId),
+          },
+        ),
+      );
     }
+    // A function that failed or was refused a call could not exercise its rows: the failure that
+    // stopped it is the root cause, reported once, and no least-privilege finding comes from it.
     const stopped = new Set([
       ...calls.filter((decision) => !decision.allowed).map((decision) => decision.request.caller),
       ...unmodelled.map((entry) => entry.caller),
       ...wrongRegion.map((entry) => entry.caller),
       ...stage.functions.filter((fn) => fn.errors.length > 0 || fn.refusedInvocations > 0).map((fn) => fn.logicalId),
     ]);
-    const roles: RoleUse[] = resourcesOf(stack.template, "AWS::IAM::Role").map(([roleLogicalId]) => {
-      const caller = stage.functions.find((fn) => fn.roleLogicalId === roleLogicalId)?.logicalId ?? roleLogicalId;
-      return {
-        roleLogicalId,
-        rolePath: rolePathOf(stack, roleLogicalId),
-        caller,
-        principal: sessionArn(resolver, roleLogicalId, caller),
-        grants: grantsOf(roleLogicalId),
-        assessed: !stopped.has(caller),
-      };
-    });
-    const privilege = await leastPrivilegeOfRoles(roles, [...calls, ...services.map((service) => service.decision)], {
-      visible,
-      allowances,
-      matchedAllowances,
-      evaluate: (role, request) => evaluateForRole(role.roleLogicalId, request),
-      resourcePolicyOf: (arn) => resourcePolicyOf(resolver, arn),
-    });
-    mustDeny.push(...privilege.mustDeny);
-
+    const stoppedFunctions = stage.functions.filter((fn) => stopped.has(fn.logicalId));
     const undriven = undrivenParts(stage, expectedCalls, calls, stopped);
     return {
       stack: stack.displayName,
@@ -367,12 +312,12 @@ async function rehearseStage(
       calls,
       unmodelled,
       wrongRegion,
-      mustDeny,
-      services,
-      overGrants: privilege.overGrants,
-      notAssessed: roles.filter((role) => !role.assessed).map((role) => role.roleLogicalId),
+      notAssessed: stoppedFunctions.map((fn) => fn.logicalId),
+      stoppedPrincipals: stoppedFunctions.flatMap((fn) =>
+        fn.roleLogicalId ? [resolver.getAtt(fn.roleLogicalId, "Arn")] : [],
+      ),
       undriven,
-      policyProblems: [...new Set(roles.flatMap((role) => role.grants.problems))],
+      policyProblems: [...new Set([...grantsCache.values()].flatMap((grants) => grants.problems))],
       eventProblems: stage.api ? [...stage.api.eventProblems] : [],
       functionErrors: stage.functions.flatMap((fn) => {
         const byType = new Map<string, { caller: string; errorType: string; errorMessage: string; steps: string[] }>();

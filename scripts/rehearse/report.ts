@@ -5,15 +5,8 @@
  * the scenario steps that made the call and what their client saw.
  */
 import type { Decision } from "./iam";
-import type { OverGrant } from "./leastPrivilege";
+import { covers, outsideBlocks, type ProofResult, principalOf, rowText } from "./proof";
 import type { RehearsalReport, StageReport } from "./rehearse";
-
-/** An over-grant, named by role, statement and resource pattern. */
-export function overGrantText(grant: OverGrant & { rolePath: string }, why = "no rehearsed call used them"): string {
-  const shown = grant.unused.slice(0, 8).join(", ");
-  const more = grant.unused.length > 8 ? ` and ${grant.unused.length - 8} more` : "";
-  return `over-grant: role ${grant.role} (${grant.rolePath}) is granted ${shown}${more} on ${grant.resource} by ${grant.statement.policy} statement ${grant.statement.index + 1}, and ${why}. Remove the grant, or list it with its reason in scripts/rehearse/allowances.ts`;
-}
 
 /** The condition keys that decide, short: `LeadingKeys=APIKEY`, `SourceArn=…:alarm:X`. */
 const contextText = (decision: Decision) =>
@@ -91,8 +84,9 @@ function stageFailures(stage: StageReport): string[] {
       ].join("\n    "),
     );
   }
+  const erroredSteps = new Set(stage.functionErrors.flatMap((error) => error.steps));
   for (const check of failedChecks) {
-    if (check.steps?.some((step) => deniedSteps.has(step))) continue;
+    if (check.steps?.some((step) => deniedSteps.has(step) || erroredSteps.has(step))) continue;
     blocks.push(
       `${where}: ${check.caller}: ${check.name} failed: ${check.detail}${check.steps?.length ? `\n    scenario step: ${check.steps.join("; ")}` : ""}`,
     );
@@ -109,56 +103,62 @@ function stageFailures(stage: StageReport): string[] {
       `${where}: ${first.caller} called ${first.call} in ${first.region}, but the stage is in ${stage.region} (AWS would reach another region's resources, or none)${first.step ? `\n    scenario step: ${first.step}` : ""}`,
     );
   }
-  // A must-deny call allowed: one block per statement that allows it.
-  const allowedMustDeny = stage.mustDeny.filter((decision) => decision.allowed);
-  for (const group of groupBy(
-    allowedMustDeny,
-    (d) => `${d.principal}|${d.allowedBy.map((ref) => `${ref.policy}#${ref.index}`).join(",")}`,
-  )) {
-    const [first] = group as [Decision, ...Decision[]];
-    const actions = [...new Set(group.map((decision) => `${decision.request.action} on ${decision.request.resource}`))];
+  for (const error of stage.functionErrors) {
+    const seen = failedChecks.filter((check) => check.steps?.some((step) => error.steps.includes(step)));
     blocks.push(
       [
-        `${where}: ${first.request.caller} is allowed ${actions.slice(0, 6).join(", ")}${actions.length > 6 ? ` and ${actions.length - 6} more` : ""}, which it must never be (${first.request.because})`,
-        `principal: ${first.principal}`,
-        `effect: Allow, by ${first.allowedBy.map((ref) => `${ref.policy} statement ${ref.index + 1}: ${JSON.stringify({ Effect: ref.statement.Effect, Principal: ref.statement.Principal, Action: ref.statement.Action, Resource: ref.statement.Resource, Condition: ref.statement.Condition })}`).join("; ") || "a statement the evaluator did not name"}`,
+        `${where}: ${error.caller} failed with ${error.errorType}: ${error.errorMessage} (not an IAM finding: its rows are not judged)`,
+        ...(error.steps.length
+          ? [`scenario steps: ${error.steps.slice(0, 6).join("; ")}${error.steps.length > 6 ? ` and ${error.steps.length - 6} more` : ""}`]
+          : []),
+        ...seen.slice(0, 3).map((check) => `what its caller saw: ${check.caller}: ${check.name} failed: ${firstLine(check.detail)}`),
+        ...(seen.length > 3 ? [`and ${seen.length - 3} more checks failed the same way`] : []),
       ].join("\n    "),
     );
   }
-  // A service's call the scenario made and was refused is reported above, with what its caller saw.
-  const refusedAtRuntime = new Set(denied.map((d) => `${d.request.caller}|${d.request.action}|${d.request.resource}`));
-  for (const group of groupBy(
-    stage.services.filter(
-      ({ decision, expected }) =>
-        decision.allowed !== (expected === "allow") &&
-        !(
-          expected === "allow" &&
-          refusedAtRuntime.has(`${decision.request.caller}|${decision.request.action}|${decision.request.resource}`)
-        ),
-    ),
-    ({ decision, expected }) =>
-      `${decision.request.caller}|${decision.request.action}|${expected}|${reasonKey(decision)}`,
-  )) {
-    const [{ decision, expected }] = group as [StageReport["services"][number]];
-    const { request } = decision;
-    blocks.push(
-      `${where}: ${request.caller} ${expected === "allow" ? "is denied" : "is allowed"} ${request.action} on ${request.resource} with ${JSON.stringify(request.context)} (${request.because})${group.length > 1 ? ` and ${group.length - 1} more alike` : ""}\n    principal: ${decision.principal}${decision.explanation ? `\n    why: ${indent(decision.explanation)}` : ""}${decision.allowedBy.length ? `\n    allowed by: ${decision.allowedBy.map((ref) => `${ref.policy} statement ${ref.index + 1}`).join("; ")}` : ""}`,
-    );
-  }
-  for (const error of stage.functionErrors) {
-    blocks.push(
-      `${where}: ${error.caller} failed with ${error.errorType}: ${error.errorMessage}${error.steps.length ? `\n    scenario steps: ${error.steps.slice(0, 6).join("; ")}${error.steps.length > 6 ? ` and ${error.steps.length - 6} more` : ""}` : ""}`,
-    );
-  }
-  for (const grant of stage.overGrants) blocks.push(`${where}: ${overGrantText(grant)}`);
   for (const problem of [...new Set(stage.policyProblems)]) blocks.push(`${where}: ${problem}`);
   for (const problem of stage.eventProblems) blocks.push(`${where}: ${problem}`);
   for (const part of stage.undriven) blocks.push(`${where}: not rehearsed: ${part}`);
   return blocks;
 }
 
-export function failureBlocks(stages: readonly StageReport[], assemblyProblems: readonly string[]): string[] {
-  return [...assemblyProblems, ...stages.flatMap(stageFailures)];
+export function failureBlocks(
+  stages: readonly StageReport[],
+  assemblyProblems: readonly string[],
+  proof: ProofResult | undefined,
+  callsOutside: readonly Decision[],
+  staleRows: readonly string[],
+): string[] {
+  // A row denied because a statement is missing is reported once: with the calls it refused, if any.
+  const refused = stages.flatMap((stage) => stage.calls.filter((decision) => !decision.allowed));
+  const deniedRows = (proof?.deniedRows ?? []).filter(
+    ({ bound }) => !refused.some((decision) => covers(bound, principalOf(decision), decision.request)),
+  );
+  return [
+    ...assemblyProblems,
+    ...(proof?.problems ?? []),
+    ...stages.flatMap(stageFailures),
+    ...outsideBlocks(proof?.outside ?? [], "the templates allow more than the access matrix"),
+    ...deniedRows.map(({ bound, decision }) =>
+      [
+        `access matrix row denied: ${rowText(bound)}`,
+        `request: ${decision.request.action} on ${decision.request.resource} with ${JSON.stringify(decision.request.context)}`,
+        `effect: ${decision.result}; AWS answers AccessDeniedException: ${decision.accessDenied ?? ""}`,
+        `why: ${indent(decision.explanation)}`,
+      ].join("\n    "),
+    ),
+    ...groupBy(callsOutside, (d) => `${principalOf(d)}|${d.request.action}`).map((group) => {
+      const [first] = group as [Decision, ...Decision[]];
+      const steps = [...new Set(group.map((d) => d.request.step).filter((step) => step !== undefined))];
+      return [
+        `${first.request.caller} (${principalOf(first)}) made ${first.request.action} on ${first.request.resource} with ${JSON.stringify(first.request.context)}, which no row of the access matrix covers (${group.length} call${group.length === 1 ? "" : "s"})`,
+        `allowed by: ${first.allowedBy.map((ref) => `${ref.policy} statement ${ref.index + 1}`).join("; ") || "a statement the evaluator did not name"}`,
+        ...(steps.length ? [`scenario steps: ${steps.slice(0, 6).join("; ")}`] : []),
+        "fix: the code or the bundle calls what it must not, or the matrix lacks a reviewed row (scripts/rehearse/accessMatrix.ts)",
+      ].join("\n    ");
+    }),
+    ...staleRows,
+  ];
 }
 
 export function formatReport(title: string, report: RehearsalReport): string {
@@ -170,13 +170,9 @@ export function formatReport(title: string, report: RehearsalReport): string {
     for (const redirected of stage.redirected) lines.push(`pointed at the local API: ${redirected}`);
     const passed = stage.scenario.filter((check) => check.ok).length;
     lines.push(`scenario: ${passed} of ${stage.scenario.length} checks passed`);
-    const generated = stage.mustDeny.length;
-    lines.push(
-      `least privilege: ${stage.overGrants.length} over-grants; ${generated} must-deny calls, ${stage.mustDeny.filter((d) => !d.allowed).length} denied`,
-    );
     if (stage.notAssessed.length) {
       lines.push(
-        `unused grants not judged for ${stage.notAssessed.join(", ")}: a call was refused or the function failed, so the scenario did not exercise them (see the failures)`,
+        `rows not judged for exercise: ${stage.notAssessed.join(", ")} failed or was refused a call (see the failures)`,
       );
     }
     lines.push("");
@@ -190,12 +186,14 @@ export function formatReport(title: string, report: RehearsalReport): string {
         outcome,
       ]);
     for (const decision of stage.calls) row(decision, decision.allowed ? "allowed" : `DENIED (${decision.result})`);
-    for (const decision of stage.mustDeny.filter((d) => d.allowed)) row(decision, "ALLOWED, must be denied");
-    for (const { decision, expected } of stage.services) {
-      const ok = decision.allowed === (expected === "allow");
-      row(decision, `${decision.allowed ? "allowed" : "denied"}${ok ? "" : `, EXPECTED ${expected.toUpperCase()}`}`);
-    }
     lines.push(table(rows));
+  }
+  if (report.proof) {
+    const { proof } = report;
+    lines.push(
+      "",
+      `access matrix: ${proof.rows.length} rows over ${proof.principals} principals; ${proof.evaluated} requests evaluated, ${proof.outside.length} allowed outside the rows, ${proof.deniedRows.length} rows denied`,
+    );
   }
   if (report.failures.length)
     lines.push("", "FAILURES (one per root cause):", ...report.failures.map((failure) => `- ${failure}`));
@@ -204,20 +202,16 @@ export function formatReport(title: string, report: RehearsalReport): string {
 
 export function summaryLine(reports: readonly RehearsalReport[]): string {
   const stages = reports.flatMap((report) => report.stages);
-  const calls = stages.reduce((sum, stage) => sum + stage.calls.filter((d) => d.allowed).length, 0);
+  const allowed = stages.flatMap((stage) => stage.calls.filter((d) => d.allowed));
   const functions = stages.reduce((sum, stage) => sum + stage.functions.length, 0);
   // A service principal counts once per stage of each assembly rehearsed.
   const services = stages.reduce(
-    (sum, stage) =>
-      sum +
-      new Set(
-        stage.services
-          .filter((s) => s.expected === "allow" && s.decision.allowed)
-          .map((s) => s.decision.request.caller.replace(/^logs\..*/, "logs")),
-      ).size,
+    (sum, stage) => sum + new Set(stage.calls.filter((d) => d.allowed && !d.principal.startsWith("arn:")).map((d) => d.principal)).size,
     0,
   );
-  const mustDeny = stages.reduce((sum, stage) => sum + stage.mustDeny.filter((d) => !d.allowed).length, 0);
-  const failures = reports.reduce((sum, report) => sum + report.failures.length, 0);
-  return `rehearsal: ${calls} calls from ${functions} functions and ${services} service principals allowed; ${mustDeny} must-deny denied; ${failures} failures`;
+  const proofs = reports.flatMap((report) => (report.proof ? [report.proof] : []));
+  const sum = (count: (proof: ProofResult) => number) => proofs.reduce((total, proof) => total + count(proof), 0);
+  const mustDeny = sum((proof) => proof.evaluated - proof.allowed);
+  const failures = reports.reduce((total, report) => total + report.failures.length, 0);
+  return `rehearsal: ${allowed.length} calls from ${functions} functions and ${services} service principals allowed; ${mustDeny} must-deny denied; ${sum((proof) => proof.rows.length)} matrix rows, ${sum((proof) => proof.principals)} principals, ${sum((proof) => proof.evaluated)} requests evaluated; ${failures} failures`;
 }

@@ -96,7 +96,8 @@ export class Resolver {
       case "AWS::SNS::Topic":
         return `arn:aws:sns:${a}:${this.property(logicalId, "TopicName") ?? this.physicalName(logicalId, 256)}`;
       case "AWS::KMS::Key":
-        return `${suffix(logicalId, 8)}-0000-4000-8000-${suffix(`${logicalId}key`, 12)}`.toLowerCase();
+        // Seeded with the stack too: two stages in one account have two keys, and two APIs.
+        return `${suffix(`${this.stack.stackName}${logicalId}`, 8)}-0000-4000-8000-${suffix(`${this.stack.stackName}${logicalId}key`, 12)}`.toLowerCase();
       case "AWS::Lambda::Function":
         return this.property(logicalId, "FunctionName") ?? this.physicalName(logicalId);
       case "AWS::Lambda::Alias":
@@ -109,8 +110,12 @@ export class Resolver {
         return this.property(logicalId, "AlarmName") ?? this.physicalName(logicalId, 255);
       case "AWS::IAM::Role":
         return this.property(logicalId, "RoleName") ?? this.physicalName(logicalId);
+      case "AWS::IAM::User":
+        return this.property(logicalId, "UserName") ?? this.physicalName(logicalId);
+      case "AWS::IAM::Group":
+        return this.property(logicalId, "GroupName") ?? this.physicalName(logicalId);
       case "AWS::ApiGateway::RestApi":
-        return suffix(logicalId, 10).toLowerCase();
+        return suffix(`${this.stack.stackName}${logicalId}`, 10).toLowerCase();
       case "AWS::ApiGateway::Stage":
         return this.property(logicalId, "StageName") ?? logicalId;
       case "AWS::ApiGateway::Resource":
@@ -143,6 +148,10 @@ export class Resolver {
           return `arn:aws:kms:${a}:key/${ref()}`;
         case "AWS::IAM::Role":
           return `arn:aws:iam::${this.account}:role/${ref()}`;
+        case "AWS::IAM::User":
+          return `arn:aws:iam::${this.account}:user/${ref()}`;
+        case "AWS::IAM::Group":
+          return `arn:aws:iam::${this.account}:group/${ref()}`;
         case "AWS::CloudWatch::Alarm":
           return `arn:aws:cloudwatch:${a}:alarm:${ref()}`;
         case "AWS::SNS::Topic":

@@ -7,7 +7,13 @@ import { CreateTableCommand } from "@aws-sdk/client-dynamodb";
 import { LocalRestApi } from "./apiGateway";
 import { type AssemblyStack, resourcesOf } from "./assembly";
 import type { AwsStandIn } from "./awsStandIn";
-import { type FunctionError, type InvokeOutcome, type LambdaFunctionSpec, RunningFunction } from "./lambdaRuntime";
+import {
+  type Architecture,
+  type FunctionError,
+  type InvokeOutcome,
+  type LambdaFunctionSpec,
+  RunningFunction,
+} from "./lambdaRuntime";
 import { Resolver } from "./resolve";
 
 /** Construct ids of the functions CDK adds itself (custom resource providers, log retention...). */
@@ -118,6 +124,8 @@ export class StageRehearsal {
           assetDir,
           memoryMb: Number(properties.MemorySize ?? 128),
           timeoutSeconds: Number(properties.Timeout ?? 3),
+          // Lambda takes one architecture per function, x86_64 unless the template says otherwise.
+          architecture: (properties.Architectures as Architecture[] | undefined)?.[0] ?? "x86_64",
           logGroupName: loggingConfig.LogGroup
             ? String(this.resolver.resolve(loggingConfig.LogGroup))
             : `/aws/lambda/${functionName}`,

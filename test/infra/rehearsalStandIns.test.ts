@@ -1,25 +1,29 @@
 /**
  * The rehearsal's stand-ins for Lambda's Node 24 runtime and for API Gateway hold a function to what
- * AWS holds it to: the function's timeout (Sandbox.Timedout, then a fresh execution environment), the
- * 10-second Init phase, Node 24's refusal of callback handlers, and the shape of the REST proxy
+ * AWS holds it to: the function's timeout (Sandbox.Timedout, then a fresh execution environment), its
+ * memory (Runtime.OutOfMemory, likewise), its architecture (native code built for another is refused),
+ * the 10-second Init phase, Node 24's refusal of callback handlers, and the shape of the REST proxy
  * event, checked against AWS Powertools' schema. Tiny handlers in a temporary directory, no cloud
  * assembly.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { apiGatewayRequestTime, toProxyEvent } from "../../local/proxyEvent";
 import { type InvokeAlias, LocalRestApi, proxyEventProblems } from "../../scripts/rehearse/apiGateway";
 import type { AssemblyStack, CfnResource } from "../../scripts/rehearse/assembly";
+import type { AwsStandIn } from "../../scripts/rehearse/awsStandIn";
 import {
+  type Architecture,
   type InvokeOutcome,
   type LambdaFunctionSpec,
   RunningFunction,
   type RuntimeLimits,
 } from "../../scripts/rehearse/lambdaRuntime";
 import { Resolver } from "../../scripts/rehearse/resolve";
+import { StageRehearsal } from "../../scripts/rehearse/stage";
 
 const CALLBACK_HANDLER_DEPRECATED =
   "ERROR: AWS Lambda has removed support for callback-based function handlers starting with Node.js 24. You need to modify this function to use a supported handler signature to use Node.js 24 or later. For more information see https://docs.aws.amazon.com/lambda/latest/dg/nodejs-handler.html.";
@@ -35,17 +39,29 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 let assets = 0;
 
-/** A function whose asset holds one file, `fileName`, exporting `handler`. */
+interface FunctionOptions {
+  readonly limits?: RuntimeLimits;
+  readonly memoryMb?: number;
+  readonly architecture?: Architecture;
+  /** More files in the asset, by path. */
+  readonly files?: Readonly<Record<string, string | Uint8Array>>;
+}
+
+/** A function whose asset holds `fileName`, exporting `handler`, and any other `files`. */
 async function functionWith(
   fileName: string,
   source: string,
   timeoutSeconds: number,
-  limits?: RuntimeLimits,
+  { limits, memoryMb = 128, architecture = "x86_64", files = {} }: FunctionOptions = {},
 ): Promise<RunningFunction> {
   assets += 1;
   const assetDir = join(scratch, `asset-${assets}`);
   mkdirSync(assetDir);
   writeFileSync(join(assetDir, fileName), source);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(assetDir, path)), { recursive: true });
+    writeFileSync(join(assetDir, path), content);
+  }
   const spec: LambdaFunctionSpec = {
     label: `stand-in test ${assets}`,
     functionName: `standin-${assets}`,
@@ -53,8 +69,9 @@ async function functionWith(
     runtime: "nodejs24.x",
     handler: `${fileName.replace(/\.[^.]+$/, "")}.handler`,
     assetDir,
-    memoryMb: 128,
+    memoryMb,
     timeoutSeconds,
+    architecture,
     logGroupName: `/aws/lambda/standin-${assets}`,
     region: "eu-west-1",
     environment: {},
@@ -63,6 +80,16 @@ async function functionWith(
   const fn = await RunningFunction.start(spec, {}, limits);
   running.push(fn);
   return fn;
+}
+
+/** The 64-byte header of a little-endian 64-bit ELF shared object (as a `.node` addon is) for `machine`. */
+function elfHeader(machine: number): Uint8Array {
+  const header = Buffer.alloc(64);
+  header.write("\x7fELF", 0, "latin1");
+  header.set([2, 1, 1], 4); // 64-bit, little-endian, ELF version 1
+  header.writeUInt16LE(3, 16); // e_type ET_DYN
+  header.writeUInt16LE(machine, 18); // e_machine
+  return header;
 }
 
 /** The function's answer, which must not be an error. */
@@ -101,6 +128,102 @@ describe("the Lambda runtime stand-in", () => {
     expect(fn.timeouts).toBe(1);
   });
 
+  it("answers Runtime.OutOfMemory when the handler outgrows the function's memory, and serves the next invocation from a fresh environment", async () => {
+    const hoarder = `let calls = 0;
+      exports.handler = async (event) => {
+        calls += 1;
+        const hoard = [];
+        for (let i = 0; i < event.megabytes / 8; i++) hoard.push(new Array(1_000_000).fill(i + 0.5));
+        return { pid: process.pid, calls, kept: hoard.length };
+      };`;
+    // 200 MB of doubles: past the heap of a 128 MB function, within that of a 512 MB one.
+    const small = await functionWith("index.js", hoarder, 10, { memoryMb: 128 });
+    const before = resultOf(await small.invoke({ megabytes: 16 })) as { pid: number; calls: number };
+    expect(before.calls).toBe(1);
+
+    const outgrown = await small.invoke({ megabytes: 200 });
+    expect(outgrown.error?.errorType).toBe("Runtime.OutOfMemory");
+    expect(outgrown.error?.errorMessage).toMatch(
+      /^RequestId: [0-9a-f-]{36} Error: Runtime exited with error: signal: aborted$/,
+    );
+
+    const after = resultOf(await small.invoke({ megabytes: 16 })) as { pid: number; calls: number };
+    expect(after.calls).toBe(1);
+    expect(after.pid).not.toBe(before.pid);
+    expect(small.timeouts).toBe(0);
+
+    const large = await functionWith("index.js", hoarder, 10, { memoryMb: 512 });
+    expect(resultOf(await large.invoke({ megabytes: 200 }))).toMatchObject({ kept: 25 });
+  });
+
+  it("refuses at init a bundle with an ELF binary built for another architecture than the function's, naming the file", async () => {
+    const handler = `exports.handler = async () => "ran";`;
+    const arm64Tool = { "bin/tool": elfHeader(0xb7) };
+    const refused = await functionWith("index.js", handler, 3, { files: arm64Tool });
+    const expected = {
+      errorType: "Runtime.InvalidArchitecture",
+      errorMessage: "bin/tool is built for arm64, but the function's architecture is x86_64",
+    };
+    expect(await refused.initialized).toEqual(expected);
+    expect(await refused.invoke({})).toEqual({ error: expected });
+
+    // An x86_64 addon in an arm64 function likewise; the same addon in an x86_64 function loads.
+    const addon = { "node_modules/native/build/Release/native.node": elfHeader(0x3e) };
+    const arm64 = await functionWith("index.js", handler, 3, { architecture: "arm64", files: addon });
+    expect(await arm64.initialized).toEqual({
+      errorType: "Runtime.InvalidArchitecture",
+      errorMessage:
+        "node_modules/native/build/Release/native.node is built for x86_64, but the function's architecture is arm64",
+    });
+    const x86 = await functionWith("index.js", handler, 3, { files: addon });
+    expect(await x86.invoke({})).toEqual({ result: "ran" });
+  });
+
+  it("takes MemorySize and Architectures from the template, and runs an arm64 bundle of plain JavaScript", async () => {
+    const assetDir = join(scratch, "arm64-asset");
+    mkdirSync(assetDir);
+    writeFileSync(
+      join(assetDir, "index.js"),
+      "exports.handler = async (event, context) => ({ memory: context.memoryLimitInMB });",
+    );
+    const lambdaFunction = (extra: Record<string, unknown>): CfnResource => ({
+      Type: "AWS::Lambda::Function",
+      Properties: {
+        Runtime: "nodejs24.x",
+        Handler: "index.handler",
+        Code: { S3Bucket: "assets", S3Key: "arm64.zip" },
+        ...extra,
+      },
+    });
+    const stack: AssemblyStack = {
+      artifactId: "Test",
+      displayName: "Test/Functions",
+      stackName: "Test-Functions",
+      account: "111111111111",
+      region: "eu-west-1",
+      pinned: true,
+      templateFile: "",
+      assets: new Map([["arm64.zip", assetDir]]),
+      constructPaths: new Map(),
+      dependencies: [],
+      template: {
+        Resources: {
+          Graviton: lambdaFunction({ MemorySize: 256, Architectures: ["arm64"] }),
+          Unstated: lambdaFunction({}),
+        },
+      },
+    };
+    const stage = new StageRehearsal(stack, [stack], {} as AwsStandIn, 1);
+    const spec = stage.byLogicalId("Graviton")?.spec;
+    expect(spec).toMatchObject({ memoryMb: 256, architecture: "arm64" });
+    expect(stage.byLogicalId("Unstated")?.spec).toMatchObject({ memoryMb: 128, architecture: "x86_64" });
+
+    const fn = await RunningFunction.start(spec as LambdaFunctionSpec, {});
+    running.push(fn);
+    expect(await fn.initialized).toBeUndefined();
+    expect(await fn.invoke({})).toEqual({ result: { memory: "256" } });
+  });
+
   it("gives the handler the time left before its deadline", async () => {
     const fn = await functionWith(
       "index.js",
@@ -115,7 +238,7 @@ describe("the Lambda runtime stand-in", () => {
   it("reports an init past its limit as timed out, and runs init again within the first invocation", async () => {
     const slowInit = `await new Promise((resolve) => setTimeout(resolve, 2_000));
       export const handler = async () => "loaded at last";`;
-    const patient = await functionWith("index.mjs", slowInit, 5, { initSeconds: 1 });
+    const patient = await functionWith("index.mjs", slowInit, 5, { limits: { initSeconds: 1 } });
     const initError = await patient.initialized;
     expect(initError?.errorType).toBe("Sandbox.Timedout");
     expect(initError?.errorMessage).toMatch(/^INIT_REPORT Init Duration: 1000\.00 ms Phase: init Status: timeout/);
@@ -123,7 +246,7 @@ describe("the Lambda runtime stand-in", () => {
     expect(await patient.invoke({})).toEqual({ result: "loaded at last" });
 
     // With a 1-second function timeout the retried init cannot finish either.
-    const hasty = await functionWith("index.mjs", slowInit, 1, { initSeconds: 1 });
+    const hasty = await functionWith("index.mjs", slowInit, 1, { limits: { initSeconds: 1 } });
     const outcome = await hasty.invoke({});
     expect(outcome.error?.errorMessage).toMatch(/Task timed out after 1\.00 seconds$/);
     expect(hasty.timeouts).toBe(1);

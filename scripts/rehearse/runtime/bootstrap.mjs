@@ -2,12 +2,13 @@
 // LAMBDA_TASK_ROOT as the runtime interface client does (src/function/user-function-loader.ts in
 // https://github.com/aws/aws-lambda-nodejs-runtime-interface-client), refuses at init what that client
 // refuses, and invokes the handler with the events the parent sends over the IPC channel. The parent
-// (../lambdaRuntime.ts) enforces the function's timeout by killing this process, as Lambda does.
+// (../lambdaRuntime.ts) enforces the function's timeout by killing this process, as Lambda does, and
+// starts it with the heap limit the runtime sets from the function's memory.
 // Plain JavaScript with no imports outside node:, so that nothing of the repository is reachable
 // from the function's process.
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 class RuntimeError extends Error {
@@ -107,10 +108,73 @@ function refuseUnsupportedHandler(handler) {
   }
 }
 
-const handlerPromise = loadHandler(process.env.LAMBDA_TASK_ROOT, process.env._HANDLER).then((handler) => {
+// The function's architecture, from the template's Architectures (the parent passes it: Lambda tells
+// a function nothing of the kind, its processors are simply of that architecture), and this machine's.
+const functionArchitecture = process.argv[2] ?? "x86_64";
+const machineArchitecture = { x64: "x86_64", arm64: "arm64" }[process.arch] ?? process.arch;
+
+// ELF e_machine values (System V ABI) of the architectures Lambda offers.
+const ELF_MACHINES = new Map([
+  [0x3e, "x86_64"],
+  [0xb7, "arm64"],
+]);
+
+/** The architecture an ELF file is built for, or undefined for a file that is not ELF. */
+function elfArchitecture(file) {
+  const header = Buffer.alloc(20);
+  const fd = openSync(file, "r");
+  let length;
+  try {
+    length = readSync(fd, header, 0, header.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (length < header.length || header.readUInt32BE(0) !== 0x7f454c46) return undefined;
+  // EI_DATA (byte 5) says the byte order of the rest: 2 is big-endian.
+  const machine = header[5] === 2 ? header.readUInt16BE(18) : header.readUInt16LE(18);
+  return ELF_MACHINES.get(machine) ?? `e_machine 0x${machine.toString(16)}`;
+}
+
+// JavaScript runs on either architecture, native code only on the one it was built for. On Lambda a
+// native addon or binary for another architecture fails only when something loads it, perhaps on the
+// first request that needs it; the rehearsal refuses it at init, naming the file (the error type is
+// the rehearsal's). Code built for the function's architecture that this machine cannot run is not
+// rehearsed either, as a streaming handler is not.
+function refuseForeignNativeCode(taskRoot) {
+  for (const entry of readdirSync(taskRoot, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath, entry.name);
+    const name = relative(taskRoot, file);
+    const builtFor = elfArchitecture(file);
+    if (builtFor === undefined && entry.name.endsWith(".node")) {
+      throw new RuntimeError(
+        "Runtime.InvalidArchitecture",
+        `${name} is a native addon but not a Linux ELF binary, so it cannot run on Lambda's ${functionArchitecture}`,
+      );
+    }
+    if (builtFor !== undefined && builtFor !== functionArchitecture) {
+      throw new RuntimeError(
+        "Runtime.InvalidArchitecture",
+        `${name} is built for ${builtFor}, but the function's architecture is ${functionArchitecture}`,
+      );
+    }
+    if (builtFor !== undefined && builtFor !== machineArchitecture) {
+      throw new RuntimeError(
+        "Rehearsal.NativeCodeNotRehearsed",
+        `${name} is built for ${builtFor}, as the function is, which this ${machineArchitecture} machine cannot run`,
+      );
+    }
+  }
+}
+
+async function init(taskRoot) {
+  refuseForeignNativeCode(taskRoot);
+  const handler = await loadHandler(taskRoot, process.env._HANDLER);
   refuseUnsupportedHandler(handler);
   return handler;
-});
+}
+
+const handlerPromise = init(process.env.LAMBDA_TASK_ROOT);
 handlerPromise.then(
   () => process.send({ type: "ready" }),
   (error) => process.send({ type: "initError", error: describe(error) }),
