@@ -345,9 +345,11 @@ async function classify(arn: string): Promise<{ service: string; type: string }[
   const found: { service: string; type: string }[] = [];
   // A role is also the resource of STS's actions (AssumeRole and its kin).
   for (const candidate of service === "iam" ? ["iam", "sts"] : [service]) {
-    const match = (await resourceTypes(candidate)).find(({ pattern }) => pattern.test(arn));
-    if (match) found.push({ service: candidate, type: match.type });
+    for (const { type } of (await resourceTypes(candidate)).filter(({ pattern }) => pattern.test(arn)))
+      found.push({ service: candidate, type });
   }
+  // Lambda authorizes an invocation of a qualified ARN (an alias, a version) as of the function.
+  if (service === "lambda" && /:function:[^:]+:[^:]+$/.test(arn)) found.push({ service, type: "function" });
   return found;
 }
 
@@ -673,11 +675,17 @@ export function checkCalls(
 
 /** One block per root cause: the statements (or, without one, the resource policy) that allow requests outside the matrix. */
 export function outsideBlocks(outside: readonly Decision[], why: string): string[] {
+  // A request several statements allow is the widest one's: one block per statement, however much it allows.
+  // The grant assumed for a principal outside the assembly is no cause: the resource's policy is.
+  const causes = (decision: Decision) =>
+    decision.allowedBy.some((ref) => ref.policy !== EVERYTHING.name)
+      ? decision.allowedBy.filter((ref) => ref.policy !== EVERYTHING.name).map((ref) => describeStatement(ref))
+      : [`a policy the evaluator did not name (${decision.result}: ${decision.explanation.slice(0, 200)})`];
+  const weight = new Map<string, number>();
+  for (const cause of outside.flatMap(causes)) weight.set(cause, (weight.get(cause) ?? 0) + 1);
   const groups = new Map<string, Decision[]>();
   for (const decision of outside) {
-    const cause = decision.allowedBy.length
-      ? decision.allowedBy.map((ref) => describeStatement(ref)).join("; and ")
-      : `a policy the evaluator did not name (principal ${decision.principal})`;
+    const cause = causes(decision).sort((a, b) => (weight.get(b) ?? 0) - (weight.get(a) ?? 0))[0] as string;
     groups.set(cause, [...(groups.get(cause) ?? []), decision]);
   }
   return [...groups].map(([cause, decisions]) => {
