@@ -166,7 +166,11 @@ export const accessMatrix: readonly AccessRow[] = [
   },
 
   // The synthetic check: a key provisioned at deploy time, a scheduled run that uses it.
-  ...runsFunction("the key provisioner", "PetStore/SyntheticCheck/KeyFunctionRole", "PetStore/SyntheticCheck/KeyFunctionLogs"),
+  ...runsFunction(
+    "the key provisioner",
+    "PetStore/SyntheticCheck/KeyFunctionRole",
+    "PetStore/SyntheticCheck/KeyFunctionLogs",
+  ),
   {
     principal: { role: "PetStore/SyntheticCheck/KeyFunctionRole" },
     actions: ["dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"],
@@ -180,7 +184,11 @@ export const accessMatrix: readonly AccessRow[] = [
     resources: ["{ref:PetStore/SyntheticCheck/ApiKey}"],
     reason: "stores the new key for the check; it never reads it back",
   },
-  ...runsFunction("the synthetic check", "PetStore/SyntheticCheck/CheckFunctionRole", "PetStore/SyntheticCheck/CheckFunctionLogs"),
+  ...runsFunction(
+    "the synthetic check",
+    "PetStore/SyntheticCheck/CheckFunctionRole",
+    "PetStore/SyntheticCheck/CheckFunctionLogs",
+  ),
   {
     principal: { role: "PetStore/SyntheticCheck/CheckFunctionRole" },
     actions: ["secretsmanager:GetSecretValue"],
@@ -224,7 +232,8 @@ export const accessMatrix: readonly AccessRow[] = [
       `{arn:PetStore/${operation}Function}`,
       `{ref:PetStore/${operation}Function/Aliaslive}`,
     ]),
-    reason: "traffic shifting on the three API functions and their live aliases (AWSCodeDeployRoleForLambdaLimited's actions)",
+    reason:
+      "traffic shifting on the three API functions and their live aliases (AWSCodeDeployRoleForLambdaLimited's actions)",
     unexercised: "a rollout is a real deploy's, not the rehearsal's",
   },
   {
@@ -263,7 +272,8 @@ export const accessMatrix: readonly AccessRow[] = [
     actions: ["kms:Decrypt*", "kms:Describe*", "kms:Encrypt*", "kms:GenerateDataKey*", "kms:ReEncrypt*"],
     resources: ["{arn:PetStore/Logs/Key}"],
     source: {
-      "kms:EncryptionContext:aws:logs:arn": "arn:aws:logs:{region}:{account}:log-group:API-Gateway-Execution-Logs_{ref:PetStore/Api}/v1",
+      "kms:EncryptionContext:aws:logs:arn":
+        "arn:aws:logs:{region}:{account}:log-group:API-Gateway-Execution-Logs_{ref:PetStore/Api}/v1",
     },
     reason: "API Gateway's execution log group, which API Gateway names itself, uses the stage's key too",
     unexercised: "log encryption happens in AWS",

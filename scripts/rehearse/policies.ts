@@ -126,14 +126,23 @@ export function roleGrants(resolver: Resolver, logicalId: string): RoleGrants {
   const names = (value: unknown) => asList(resolver.resolve(value) as string[] | undefined).map(String);
   for (const [policyId, policy] of resourcesOf(template, "AWS::IAM::Policy")) {
     if (!refersTo(policy.Properties?.[attachment.list], logicalId)) continue;
-    identityPolicies.push({ name: policyId, document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)) });
+    identityPolicies.push({
+      name: policyId,
+      document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)),
+    });
   }
   for (const [policyId, policy] of resourcesOf(template, attachment.byName)) {
     if (String(resolver.resolve(policy.Properties?.[attachment.nameKey])) !== name) continue;
-    identityPolicies.push({ name: policyId, document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)) });
+    identityPolicies.push({
+      name: policyId,
+      document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)),
+    });
   }
   for (const [policyId, policy] of resourcesOf(template, "AWS::IAM::ManagedPolicy")) {
-    if (!refersTo(policy.Properties?.[attachment.list], logicalId) && !names(policy.Properties?.[attachment.list]).includes(name))
+    if (
+      !refersTo(policy.Properties?.[attachment.list], logicalId) &&
+      !names(policy.Properties?.[attachment.list]).includes(name)
+    )
       continue;
     identityPolicies.push({
       name: `${policyId} (customer managed)`,
@@ -144,7 +153,8 @@ export function roleGrants(resolver: Resolver, logicalId: string): RoleGrants {
     // A user's groups, named on the user or by AWS::IAM::UserToGroupAddition: their policies are the user's too.
     const groups = new Set(names(identity.Properties?.Groups));
     for (const [, addition] of resourcesOf(template, "AWS::IAM::UserToGroupAddition")) {
-      if (names(addition.Properties?.Users).includes(name)) groups.add(String(resolver.resolve(addition.Properties?.GroupName)));
+      if (names(addition.Properties?.Users).includes(name))
+        groups.add(String(resolver.resolve(addition.Properties?.GroupName)));
     }
     for (const [groupId] of resourcesOf(template, "AWS::IAM::Group")) {
       if (!groups.has(resolver.ref(groupId))) continue;
@@ -298,7 +308,8 @@ export function functionPolicyOf(resolver: Resolver, invokedArn: string): NamedP
       Sid: logicalId,
       Effect: "Allow",
       // "*" is everyone, the anonymous caller of a public function URL included.
-      Principal: p.Principal === "*" ? "*" : p.Principal?.includes(".") ? { Service: p.Principal } : { AWS: p.Principal },
+      Principal:
+        p.Principal === "*" ? "*" : p.Principal?.includes(".") ? { Service: p.Principal } : { AWS: p.Principal },
       Action: p.Action,
       Resource: invokedArn,
       ...(p.SourceArn || p.SourceAccount || p.FunctionUrlAuthType || p.PrincipalOrgID

@@ -41,7 +41,10 @@ export function wildcardMatch(pattern: string, value: string, ignoreCase = false
   const key = `${ignoreCase ? "i" : "s"}${pattern}`;
   let expression = compiled.get(key);
   if (!expression) {
-    const source = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replaceAll("*", ".*").replaceAll("?", ".");
+    const source = pattern
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replaceAll("*", ".*")
+      .replaceAll("?", ".");
     expression = new RegExp(`^${source}$`, ignoreCase ? "is" : "s");
     compiled.set(key, expression);
   }
@@ -59,7 +62,10 @@ const memo = <T>(compute: (key: string) => Promise<T>) => {
   const cache = new Map<string, Promise<T>>();
   return (key: string) => {
     let value = cache.get(key);
-    if (!value) cache.set(key, (value = compute(key)));
+    if (!value) {
+      value = compute(key);
+      cache.set(key, value);
+    }
     return value;
   };
 };
@@ -112,11 +118,30 @@ async function servicesNamed(policies: readonly NamedPolicy[]): Promise<Set<stri
   return named;
 }
 
-/** Could any Allow statement apply (principal and conditions aside)? If not, IAM's answer is an implicit deny. */
-function couldBeAllowed(action: string, resource: string, policies: readonly NamedPolicy[]): boolean {
+/**
+ * Could a resource policy statement's Principal name the caller? A principal is named by itself, by
+ * its account (root or id), by `*`, or by a NotPrincipal that leaves it out; an identity policy's
+ * statements name no principal and always could.
+ */
+function couldName(statement: Record<string, unknown>, caller: string): boolean {
+  if (statement.NotPrincipal !== undefined || statement.Principal === undefined || statement.Principal === "*")
+    return true;
+  const account = /^arn:aws:(?:iam|sts)::(\d{12}):/.exec(caller)?.[1];
+  return Object.values(statement.Principal as Record<string, unknown>).some((names) =>
+    strings(names).some(
+      (name) =>
+        name === "*" ||
+        name.toLowerCase() === caller.toLowerCase() ||
+        (account !== undefined && (name === account || name === `arn:aws:iam::${account}:root`)),
+    ),
+  );
+}
+
+/** Could any Allow statement apply (conditions aside)? If not, IAM's answer is an implicit deny. */
+function couldBeAllowed(action: string, resource: string, policies: readonly NamedPolicy[], caller: string): boolean {
   return policies.some((policy) =>
     policy.document.Statement.some((statement) => {
-      if (statement.Effect !== "Allow") return false;
+      if (statement.Effect !== "Allow" || !couldName(statement, caller)) return false;
       const actionMatches =
         statement.NotAction !== undefined
           ? !strings(statement.NotAction).some((pattern) => wildcardMatch(pattern, action, true))
@@ -154,9 +179,13 @@ function scopesOf(stacks: readonly AssemblyStack[]): Scope[] {
       paths: new Map(),
     };
     scopes.set(top, scope);
-    if (resourcesOf(stack.template, "AWS::Lambda::Function").length) (scope as { stackName: string }).stackName = stack.stackName;
+    if (resourcesOf(stack.template, "AWS::Lambda::Function").length)
+      (scope as { stackName: string }).stackName = stack.stackName;
     for (const [logicalId, path] of stack.constructPaths) {
-      const segments = path.replace(/^\//, "").replace(/\/(Resource|Default)$/, "").split("/");
+      const segments = path
+        .replace(/^\//, "")
+        .replace(/\/(Resource|Default)$/, "")
+        .split("/");
       const relative = top.startsWith(ACCOUNT_STACK) ? [ACCOUNT_STACK, ...segments.slice(1)] : segments.slice(1);
       scope.paths.set(relative.join("/"), { resolver, logicalId });
     }
@@ -235,7 +264,11 @@ export const rowText = (bound: BoundRow) =>
 const LEADING_KEYS = "dynamodb:LeadingKeys";
 
 /** Does the row cover the request? Partitions and sources are conditions the request must meet. */
-export function covers(bound: BoundRow, principal: string, request: Pick<IamRequest, "action" | "resource" | "context">) {
+export function covers(
+  bound: BoundRow,
+  principal: string,
+  request: Pick<IamRequest, "action" | "resource" | "context">,
+) {
   if (bound.principal !== principal) return false;
   if (!bound.row.actions.some((pattern) => wildcardMatch(pattern, request.action, true))) return false;
   if (!bound.resources.some((pattern) => pattern === "*" || wildcardMatch(pattern, request.resource))) return false;
@@ -326,6 +359,17 @@ function namedPrincipals(policies: readonly NamedPolicy[]): { service: string[];
 /** A source from elsewhere: every account in it another one. */
 const elsewhere = (context: Record<string, string>) =>
   Object.fromEntries(Object.entries(context).map(([key, value]) => [key, value.replace(/\b\d{12}\b/g, OTHER_ACCOUNT)]));
+/** The same source naming another resource of the account: another API, another method of it. */
+const otherResources = (context: Record<string, string>): Record<string, string>[] => {
+  const arn = context["aws:SourceArn"];
+  if (!arn) return [];
+  const parts = arn.split(":");
+  const resource = parts.slice(5).join(":");
+  return [resource.replace(/^[^/:]+/, "other"), resource.replace(/[^/:]+$/, "other")].map((changed) => ({
+    ...context,
+    "aws:SourceArn": [...parts.slice(0, 5), changed].join(":"),
+  }));
+};
 const exemplar = (pattern: string) => pattern.replaceAll("*", "rehearsal");
 
 // ---- What is asked for.
@@ -380,7 +424,9 @@ function assemblyArns(stacks: readonly AssemblyStack[]): { arn: string; resolver
           add(arnOf(resolver, logicalId), trustPolicyOf(resolver, logicalId));
           break;
         case "AWS::ApiGateway::RestApi":
-          add(`arn:aws:execute-api:${stack.region}:${stack.account}:${resolver.ref(logicalId)}/rehearsal/GET/rehearsal`);
+          add(
+            `arn:aws:execute-api:${stack.region}:${stack.account}:${resolver.ref(logicalId)}/rehearsal/GET/rehearsal`,
+          );
           break;
         case "AWS::KMS::Key":
         case "AWS::Lambda::Function":
@@ -445,7 +491,14 @@ export async function proveMatrix(
     if (seen.has(arn)) return;
     seen.add(arn);
     for (const { service, type } of await classify(arn)) {
-      targets.push({ arn, service, type, account: arn.split(":")[4] || "", ...(policy ? { policy } : {}), ...(trust ? { trust } : {}) });
+      targets.push({
+        arn,
+        service,
+        type,
+        account: arn.split(":")[4] || "",
+        ...(policy ? { policy } : {}),
+        ...(trust ? { trust } : {}),
+      });
     }
   };
   const inAssembly = assemblyArns(stacks);
@@ -458,18 +511,33 @@ export async function proveMatrix(
   const known = new Set(identities.callers.map((caller) => caller.key));
   const callers: Caller[] = [...identities.callers];
   for (const arn of [...named.aws.filter((name) => !known.has(name)), `arn:aws:iam::${OTHER_ACCOUNT}:role/outsider`]) {
-    callers.push({ key: arn, options: { principal: arn, principalAccount: arn.split(":")[4] ?? "" }, ofAssembly: false, contexts: [{}] });
+    callers.push({
+      key: arn,
+      options: { principal: arn, principalAccount: arn.split(":")[4] ?? "" },
+      ofAssembly: false,
+      contexts: [{}],
+    });
   }
-  callers.push({ key: "anonymous", options: { principal: "anonymous", principalAccount: "", anonymous: true }, ofAssembly: false, contexts: [{}] });
-  const servicePrincipals = new Set([...named.service, ...rows.filter((r) => "service" in r.row.principal).map((r) => r.principal)]);
+  callers.push({
+    key: "anonymous",
+    options: { principal: "anonymous", principalAccount: "", anonymous: true },
+    ofAssembly: false,
+    contexts: [{}],
+  });
+  const servicePrincipals = new Set([
+    ...named.service,
+    ...rows.filter((r) => "service" in r.row.principal).map((r) => r.principal),
+  ]);
   for (const service of servicePrincipals) {
-    const sources = rows.filter((r) => r.principal === service && r.source).map((r) => r.source as Record<string, string>);
+    const sources = rows
+      .filter((r) => r.principal === service && r.source)
+      .map((r) => r.source as Record<string, string>);
     const own = sources.map((source) => Object.fromEntries(Object.entries(source).map(([k, v]) => [k, exemplar(v)])));
     callers.push({
       key: service,
       options: { principal: service, principalAccount: "" },
       ofAssembly: false,
-      contexts: [{}, ...own, ...own.map(elsewhere)],
+      contexts: [{}, ...own, ...own.map(elsewhere), ...own.flatMap(otherResources)],
     });
   }
 
@@ -482,11 +550,21 @@ export async function proveMatrix(
     // accounts that must allow too), so it gets everything, and only what the resource's policy adds
     // counts. Services and the anonymous caller have no identity policies at all.
     const awsPrincipal = !caller.ofAssembly && caller.options.principal.startsWith("arn:");
-    const identityPolicies = caller.ofAssembly ? (caller.options.identityPolicies ?? []) : awsPrincipal ? [EVERYTHING] : [];
+    const identityPolicies = caller.ofAssembly
+      ? (caller.options.identityPolicies ?? [])
+      : awsPrincipal
+        ? [EVERYTHING]
+        : [];
     const candidates = [...(caller.ofAssembly ? identityPolicies : []), ...(resourcePolicy ? [resourcePolicy] : [])];
-    if (!couldBeAllowed(info.action, target.arn, candidates)) return;
+    if (!couldBeAllowed(info.action, target.arn, candidates, caller.key)) return;
     for (const context of contextsFor(caller, target, info)) {
-      const request: IamRequest = { caller: caller.key, action: info.action, resource: target.arn, context, because: "generated" };
+      const request: IamRequest = {
+        caller: caller.key,
+        action: info.action,
+        resource: target.arn,
+        context,
+        because: "generated",
+      };
       evaluated++;
       const decision = await evaluate(request, {
         ...caller.options,
@@ -494,9 +572,16 @@ export async function proveMatrix(
         ...(resourcePolicy ? { resourcePolicy } : {}),
       });
       if (decision.allowed) allowed++;
-      const granted = decision.result === "SimulationError" || !awsPrincipal || decision.allowedBy.some((ref) => ref.policy === resourcePolicy?.name);
+      const granted =
+        decision.result === "SimulationError" ||
+        !awsPrincipal ||
+        decision.allowedBy.some((ref) => ref.policy === resourcePolicy?.name);
       // An answer the evaluator cannot give (an ARN of two resource types) counts as allowed: fail closed.
-      if ((decision.allowed || decision.result === "SimulationError") && granted && !rows.some((bound) => covers(bound, caller.key, request)))
+      if (
+        (decision.allowed || decision.result === "SimulationError") &&
+        granted &&
+        !rows.some((bound) => covers(bound, caller.key, request))
+      )
         outside.push(decision);
     }
   };
@@ -514,11 +599,13 @@ export async function proveMatrix(
       }
       if (inAssemblyServices.has(service)) continue;
       for (const { type, format } of await resourceTypes(service).catch(() => [])) {
-        const arn = format
-          .replace("${Partition}", "aws")
-          .replace("${Region}", scopes[0]?.region ?? "us-east-1")
-          .replace("${Account}", caller.options.principalAccount)
-          .replace(/\$\{[^}]+\}/g, "rehearsal");
+        // The dataset's ARN format, `arn:${Partition}:s3:::${BucketName}`, filled in.
+        const values: Record<string, string> = {
+          Partition: "aws",
+          Region: scopes[0]?.region ?? "us-east-1",
+          Account: caller.options.principalAccount,
+        };
+        const arn = format.replace(/\$\{([^}]+)\}/g, (_, name: string) => values[name] ?? "rehearsal");
         for (const info of await actionsOn(service, type)) await ask(caller, { arn, service, type, account: "" }, info);
       }
     }
@@ -558,11 +645,15 @@ function contextsFor(caller: Caller, target: Target, info: ActionInfo): Record<s
   let variants: Record<string, string | string[]>[] = caller.contexts;
   if (info.leadingKeys) {
     const partitions =
-      target.type === "table" ? [...KNOWN_PARTITIONS.map((key) => [key]), ["UNKNOWN#rehearsal"], [...KNOWN_PARTITIONS, "UNKNOWN#rehearsal"]] : [["rehearsal"]];
+      target.type === "table"
+        ? [...KNOWN_PARTITIONS.map((key) => [key]), ["UNKNOWN#rehearsal"], [...KNOWN_PARTITIONS, "UNKNOWN#rehearsal"]]
+        : [["rehearsal"]];
     variants = variants.flatMap((context) => partitions.map((keys) => ({ ...context, [LEADING_KEYS]: keys })));
   }
   if (info.urlAuthType)
-    variants = variants.flatMap((context) => ["NONE", "AWS_IAM"].map((type) => ({ ...context, "lambda:FunctionUrlAuthType": type })));
+    variants = variants.flatMap((context) =>
+      ["NONE", "AWS_IAM"].map((type) => ({ ...context, "lambda:FunctionUrlAuthType": type })),
+    );
   return variants;
 }
 
@@ -619,9 +710,13 @@ function functionRoleProblems(scopes: readonly Scope[]): string[] {
       const actual = String(resolver.resolve(resolver.stack.template.Resources[logicalId]?.Properties?.Role));
       const expected = declared && scope.paths.get(declared);
       if (!expected) {
-        problems.push(`${scope.name}: function ${path} runs with ${actual}, and the access matrix names no role for it (functionRoles in scripts/rehearse/accessMatrix.ts)`);
+        problems.push(
+          `${scope.name}: function ${path} runs with ${actual}, and the access matrix names no role for it (functionRoles in scripts/rehearse/accessMatrix.ts)`,
+        );
       } else if (expected.resolver.getAtt(expected.logicalId, "Arn") !== actual) {
-        problems.push(`${scope.name}: function ${path} runs with ${actual}, not its own role ${declared}: it would be allowed what that role is, and its calls are judged as that role's`);
+        problems.push(
+          `${scope.name}: function ${path} runs with ${actual}, not its own role ${declared}: it would be allowed what that role is, and its calls are judged as that role's`,
+        );
       }
     }
   }
@@ -647,12 +742,17 @@ export function checkCalls(
     for (const bound of matching) hits.set(bound, [...(hits.get(bound) ?? []), call]);
   }
   const stale: string[] = [];
+  const refused = calls.filter((decision) => !decision.allowed);
   for (const bound of rows) {
-    if (stopped.has(bound.principal)) continue;
+    // A refusal is the root cause, reported with what its caller saw: not also a row left unexercised.
+    if (stopped.has(bound.principal) || refused.some((call) => covers(bound, principalOf(call), call.request)))
+      continue;
     const made = hits.get(bound) ?? [];
     if (bound.row.unexercised) {
       if (made.length)
-        stale.push(`access matrix: ${rowText(bound)} says "unexercised: ${bound.row.unexercised}", yet ${made[0]?.request.caller} made ${made[0]?.request.action} on ${made[0]?.request.resource}: remove the note`);
+        stale.push(
+          `access matrix: ${rowText(bound)} says "unexercised: ${bound.row.unexercised}", yet ${made[0]?.request.caller} made ${made[0]?.request.action} on ${made[0]?.request.resource}: remove the note`,
+        );
       continue;
     }
     const missing: string[] = [];
@@ -663,12 +763,15 @@ export function checkCalls(
             (call) =>
               wildcardMatch(action, call.request.action, true) &&
               (resource === "*" || wildcardMatch(resource, call.request.resource)) &&
-              (partition === undefined || strings(call.request.context[LEADING_KEYS]).some((key) => wildcardMatch(partition, key))),
+              (partition === undefined ||
+                strings(call.request.context[LEADING_KEYS]).some((key) => wildcardMatch(partition, key))),
           );
           if (!hit) missing.push(`${action} on ${resource}${partition ? ` in ${partition}` : ""}`);
         }
     if (missing.length)
-      stale.push(`access matrix: no rehearsed call exercised ${missing.join("; ")} of the row ${rowText(bound)}: the row is stale (remove it and its grant) or says why with unexercised`);
+      stale.push(
+        `access matrix: no rehearsed call exercised ${missing.join("; ")} of the row ${rowText(bound)}: the row is stale (remove it and its grant) or says why with unexercised`,
+      );
   }
   return { outside, stale };
 }
@@ -690,7 +793,14 @@ export function outsideBlocks(outside: readonly Decision[], why: string): string
   }
   return [...groups].map(([cause, decisions]) => {
     const principals = [...new Set(decisions.map((decision) => principalOf(decision)))];
-    const requests = [...new Set(decisions.map((d) => `${d.request.action} on ${d.request.resource}${Object.keys(d.request.context).length ? ` with ${JSON.stringify(d.request.context)}` : ""}`))];
+    const requests = [
+      ...new Set(
+        decisions.map(
+          (d) =>
+            `${d.request.action} on ${d.request.resource}${Object.keys(d.request.context).length ? ` with ${JSON.stringify(d.request.context)}` : ""}`,
+        ),
+      ),
+    ];
     return [
       `${why}: ${principals.join(", ")} ${principals.length === 1 ? "is" : "are"} allowed what no row of the access matrix covers`,
       `allowed by: ${cause}`,

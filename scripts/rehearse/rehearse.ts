@@ -117,7 +117,7 @@ export async function rehearseAssembly(directory: string, options: RehearseOptio
         stopped,
       )
     : { outside: [], stale: [] };
-  const staleRows = options.only ? [] : stale;
+  const staleRows = stale;
   return {
     stages,
     ...(proof ? { proof } : {}),

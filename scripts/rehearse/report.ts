@@ -109,9 +109,13 @@ function stageFailures(stage: StageReport): string[] {
       [
         `${where}: ${error.caller} failed with ${error.errorType}: ${error.errorMessage} (not an IAM finding: its rows are not judged)`,
         ...(error.steps.length
-          ? [`scenario steps: ${error.steps.slice(0, 6).join("; ")}${error.steps.length > 6 ? ` and ${error.steps.length - 6} more` : ""}`]
+          ? [
+              `scenario steps: ${error.steps.slice(0, 6).join("; ")}${error.steps.length > 6 ? ` and ${error.steps.length - 6} more` : ""}`,
+            ]
           : []),
-        ...seen.slice(0, 3).map((check) => `what its caller saw: ${check.caller}: ${check.name} failed: ${firstLine(check.detail)}`),
+        ...seen
+          .slice(0, 3)
+          .map((check) => `what its caller saw: ${check.caller}: ${check.name} failed: ${firstLine(check.detail)}`),
         ...(seen.length > 3 ? [`and ${seen.length - 3} more checks failed the same way`] : []),
       ].join("\n    "),
     );
@@ -206,7 +210,9 @@ export function summaryLine(reports: readonly RehearsalReport[]): string {
   const functions = stages.reduce((sum, stage) => sum + stage.functions.length, 0);
   // A service principal counts once per stage of each assembly rehearsed.
   const services = stages.reduce(
-    (sum, stage) => sum + new Set(stage.calls.filter((d) => d.allowed && !d.principal.startsWith("arn:")).map((d) => d.principal)).size,
+    (sum, stage) =>
+      sum +
+      new Set(stage.calls.filter((d) => d.allowed && !d.principal.startsWith("arn:")).map((d) => d.principal)).size,
     0,
   );
   const proofs = reports.flatMap((report) => (report.proof ? [report.proof] : []));

@@ -39,7 +39,8 @@ async function proveBroken(edit: (service: Resources, data: Resources) => void, 
   edit(service.template.Resources, data.template.Resources);
   const proof = await proveMatrix(copies, matrix);
   const allowed = proof.outside.map(
-    (decision) => `${principalOf(decision)} ${decision.request.action} ${decision.request.resource} ${JSON.stringify(decision.request.context)}`,
+    (decision) =>
+      `${principalOf(decision)} ${decision.request.action} ${decision.request.resource} ${JSON.stringify(decision.request.context)}`,
   );
   return { proof, allowed, failures: failureBlocks([], [], proof, [], []) };
 }
@@ -53,14 +54,16 @@ const idOf = (pathEnd: string): string => {
 };
 /** The ARN of a Staging role by construct path end, as the proof names it. */
 const roleArn = (pathEnd: string): string => {
-  const bound = committed.rows.find((row) => row.scope === "Staging" && "role" in row.row.principal && row.row.principal.role.endsWith(pathEnd));
+  const bound = committed.rows.find(
+    (row) => row.scope === "Staging" && "role" in row.row.principal && row.row.principal.role.endsWith(pathEnd),
+  );
   return bound?.principal as string;
 };
 type Statement = Record<string, unknown>;
 const statementsOf = (resources: Resources, role: string): Statement[] => {
   const [, policy] = resourcesOf({ Resources: resources }, "AWS::IAM::Policy").find(([, candidate]) =>
     JSON.stringify(candidate.Properties?.Roles).includes(`"${idOf(role)}"`),
-  ) as [string, { Properties: { PolicyDocument: { Statement: Statement[] } } }];
+  ) as unknown as [string, { Properties: { PolicyDocument: { Statement: Statement[] } } }];
   return policy.Properties.PolicyDocument.Statement;
 };
 const TABLE = "arn:aws:dynamodb:eu-west-1:111111111111:table/petstore-staging";
@@ -74,14 +77,18 @@ const blockNaming = (failures: string[], pattern: RegExp) =>
 describe("the committed templates", () => {
   it("allow exactly the access matrix: nothing outside its rows, no row denied, every function on its own role", () => {
     expect(committed.problems).toEqual([]);
-    expect(committed.outside.map((decision) => `${decision.principal} ${decision.request.action} ${decision.request.resource}`)).toEqual([]);
+    expect(
+      committed.outside.map(
+        (decision) => `${decision.principal} ${decision.request.action} ${decision.request.resource}`,
+      ),
+    ).toEqual([]);
     expect(committed.deniedRows).toEqual([]);
     // Both stages' rows and the account stacks', over the roles, the named services, the account roots, an outsider and an anonymous caller.
     expect(committed.rows.length).toBe(
       2 * accessMatrix.filter((row) => !JSON.stringify(row).includes("PetStore-Account/")).length + 2 * 2,
     );
     expect(committed.principals).toBeGreaterThanOrEqual(20);
-    expect(committed.evaluated).toBeGreaterThan(5_000);
+    expect(committed.evaluated).toBeGreaterThan(2_000);
   });
 });
 
@@ -89,7 +96,8 @@ describe("conditions and partitions are judged", () => {
   it("fails a Query statement whose LeadingKeys condition is removed, naming the role, statement and the APIKEY partition", async () => {
     const { failures } = await proveBroken((service) => {
       const query = statementsOf(service, "ListPetsRole").find(
-        (statement) => statement.Action === "dynamodb:Query" && String(JSON.stringify(statement.Condition)).includes('"PET"'),
+        (statement) =>
+          statement.Action === "dynamodb:Query" && String(JSON.stringify(statement.Condition)).includes('"PET"'),
       ) as Statement;
       delete query.Condition;
     });
@@ -139,25 +147,52 @@ describe("every principal AWS would evaluate is asked", () => {
   it("fails a trust policy that adds the account root", async () => {
     const { failures } = await proveBroken((service) => {
       const trust = service[idOf("GetPetRole")]?.Properties?.AssumeRolePolicyDocument as { Statement: Statement[] };
-      trust.Statement.push({ Effect: "Allow", Principal: { AWS: "arn:aws:iam::111111111111:root" }, Action: "sts:AssumeRole" });
+      trust.Statement.push({
+        Effect: "Allow",
+        Principal: { AWS: "arn:aws:iam::111111111111:root" },
+        Action: "sts:AssumeRole",
+      });
     });
-    expect(blockNaming(failures, /arn:aws:iam::111111111111:root is allowed/)).toMatch(/sts:AssumeRole on .*GetPetRole/s);
+    expect(blockNaming(failures, /arn:aws:iam::111111111111:root is allowed/)).toMatch(
+      /sts:AssumeRole on .*GetPetRole/s,
+    );
   });
 
   it("fails topic, key and table policies that grant another account", async () => {
     const { failures, allowed } = await proveBroken((service, data) => {
-      const topicPolicy = service[idOf("Monitoring/AlarmTopic/Policy")]?.Properties?.PolicyDocument as { Statement: Statement[] };
-      topicPolicy.Statement.push({ Effect: "Allow", Principal: { AWS: OTHER_ACCOUNT }, Action: "sns:Publish", Resource: "*" });
+      const topicPolicy = service[idOf("Monitoring/AlarmTopic/Policy")]?.Properties?.PolicyDocument as {
+        Statement: Statement[];
+      };
+      topicPolicy.Statement.push({
+        Effect: "Allow",
+        Principal: { AWS: OTHER_ACCOUNT },
+        Action: "sns:Publish",
+        Resource: "*",
+      });
       const keyPolicy = service[idOf("Logs/Key")]?.Properties?.KeyPolicy as { Statement: Statement[] };
-      keyPolicy.Statement.push({ Effect: "Allow", Principal: { AWS: `arn:aws:iam::${OTHER_ACCOUNT}:root` }, Action: "kms:Decrypt", Resource: "*" });
+      keyPolicy.Statement.push({
+        Effect: "Allow",
+        Principal: { AWS: `arn:aws:iam::${OTHER_ACCOUNT}:root` },
+        Action: "kms:Decrypt",
+        Resource: "*",
+      });
       const table = data[idOf("Table")]?.Properties as { Replicas: Statement[] };
       (table.Replicas[0] as Statement).ResourcePolicy = {
-        PolicyDocument: policyOf({ Effect: "Allow", Principal: { AWS: OTHER_ACCOUNT }, Action: "dynamodb:GetItem", Resource: "*" }),
+        PolicyDocument: policyOf({
+          Effect: "Allow",
+          Principal: { AWS: OTHER_ACCOUNT },
+          Action: "dynamodb:GetItem",
+          Resource: "*",
+        }),
       };
     });
     const root = `arn:aws:iam::${OTHER_ACCOUNT}:root`;
-    expect(allowed.filter((line) => line.startsWith(`${root} sns:Publish arn:aws:sns:eu-west-1:111111111111:`))).not.toEqual([]);
-    expect(allowed.filter((line) => line.startsWith(`${root} kms:Decrypt arn:aws:kms:eu-west-1:111111111111:key/`))).not.toEqual([]);
+    expect(
+      allowed.filter((line) => line.startsWith(`${root} sns:Publish arn:aws:sns:eu-west-1:111111111111:`)),
+    ).not.toEqual([]);
+    expect(
+      allowed.filter((line) => line.startsWith(`${root} kms:Decrypt arn:aws:kms:eu-west-1:111111111111:key/`)),
+    ).not.toEqual([]);
     expect(allowed).toContain(`${root} dynamodb:GetItem ${TABLE} {"dynamodb:LeadingKeys":["APIKEY"]}`);
     // One block for each policy, naming its statement.
     expect(failures.filter((failure) => failure.includes(root))).toHaveLength(3);
@@ -168,9 +203,16 @@ describe("every principal AWS would evaluate is asked", () => {
     const { failures, allowed } = await proveBroken((service) => {
       service.OtherAccountInvoke = {
         Type: "AWS::Lambda::Permission",
-        Properties: { Action: "lambda:InvokeFunction", FunctionName: { Ref: idOf("GetPetFunction/Aliaslive") }, Principal: `arn:aws:iam::${OTHER_ACCOUNT}:root` },
+        Properties: {
+          Action: "lambda:InvokeFunction",
+          FunctionName: { Ref: idOf("GetPetFunction/Aliaslive") },
+          Principal: `arn:aws:iam::${OTHER_ACCOUNT}:root`,
+        },
       };
-      service.PublicUrl = { Type: "AWS::Lambda::Url", Properties: { AuthType: "NONE", TargetFunctionArn: { "Fn::GetAtt": [idOf("ListPetsFunction"), "Arn"] } } };
+      service.PublicUrl = {
+        Type: "AWS::Lambda::Url",
+        Properties: { AuthType: "NONE", TargetFunctionArn: { "Fn::GetAtt": [idOf("ListPetsFunction"), "Arn"] } },
+      };
       service.PublicUrlPermission = {
         Type: "AWS::Lambda::Permission",
         Properties: {
@@ -183,39 +225,169 @@ describe("every principal AWS would evaluate is asked", () => {
     });
     expect(blockNaming(failures, /Sid OtherAccountInvoke/)).toMatch(new RegExp(`arn:aws:iam::${OTHER_ACCOUNT}:root`));
     expect(blockNaming(failures, /Sid PublicUrlPermission/)).toMatch(/anonymous/);
-    expect(allowed.some((line) => new RegExp(`^arn:aws:iam::${OTHER_ACCOUNT}:root lambda:InvokeFunction \\S+GetPetFunction\\S+:live `).test(line))).toBe(true);
-    expect(allowed.some((line) => /^anonymous lambda:InvokeFunctionUrl \S+ListPetsFunction\S+ \{"lambda:FunctionUrlAuthType":"NONE"\}$/.test(line))).toBe(true);
+    expect(
+      allowed.some((line) =>
+        new RegExp(`^arn:aws:iam::${OTHER_ACCOUNT}:root lambda:InvokeFunction \\S+GetPetFunction\\S+:live `).test(line),
+      ),
+    ).toBe(true);
+    expect(
+      allowed.some((line) =>
+        /^anonymous lambda:InvokeFunctionUrl \S+ListPetsFunction\S+ \{"lambda:FunctionUrlAuthType":"NONE"\}$/.test(
+          line,
+        ),
+      ),
+    ).toBe(true);
   });
 
   it("reads IAM users and groups, and their policies", async () => {
     const { failures } = await proveBroken((service) => {
       service.Operators = {
         Type: "AWS::IAM::Group",
-        Properties: { Policies: [{ PolicyName: "read-keys", PolicyDocument: policyOf({ Effect: "Allow", Action: "secretsmanager:GetSecretValue", Resource: "*" }) }] },
+        Properties: {
+          Policies: [
+            {
+              PolicyName: "read-keys",
+              PolicyDocument: policyOf({ Effect: "Allow", Action: "secretsmanager:GetSecretValue", Resource: "*" }),
+            },
+          ],
+        },
       };
       service.Operator = { Type: "AWS::IAM::User", Properties: { Groups: [{ Ref: "Operators" }] } };
       service.Deployer = {
         Type: "AWS::IAM::User",
-        Properties: { Policies: [{ PolicyName: "tables", PolicyDocument: policyOf({ Effect: "Allow", Action: "dynamodb:DeleteTable", Resource: TABLE }) }] },
+        Properties: {
+          Policies: [
+            {
+              PolicyName: "tables",
+              PolicyDocument: policyOf({ Effect: "Allow", Action: "dynamodb:DeleteTable", Resource: TABLE }),
+            },
+          ],
+        },
       };
     });
-    expect(blockNaming(failures, /Operators inline policy read-keys/)).toMatch(/:user\/Staging-PetStore-Operator-\w+, .*:user\/member-of-Staging-PetStore-Operators/);
-    expect(blockNaming(failures, /Deployer inline policy tables/)).toMatch(/dynamodb:DeleteTable on .*petstore-staging/);
+    expect(blockNaming(failures, /Operators inline policy read-keys/)).toMatch(
+      /:user\/Staging-PetStore-Operator-\w+, .*:user\/member-of-Staging-PetStore-Operators/,
+    );
+    expect(blockNaming(failures, /Deployer inline policy tables/)).toMatch(
+      /dynamodb:DeleteTable on .*petstore-staging/,
+    );
+  });
+});
+
+describe("ways the audit did not name", () => {
+  it("fails an API Gateway permission without its SourceArn: another API of the account could invoke the alias", async () => {
+    const { failures, allowed } = await proveBroken((service) => {
+      const [, permission] = resourcesOf({ Resources: service }, "AWS::Lambda::Permission").find(([, candidate]) =>
+        JSON.stringify(candidate.Properties?.FunctionName).includes(idOf("ListPetsFunction/Aliaslive")),
+      ) as [string, { Properties: Statement }];
+      delete permission.Properties.SourceArn;
+    });
+    expect(
+      allowed.some((line) =>
+        /^apigateway\.amazonaws\.com lambda:InvokeFunction \S+ListPets\S+:live \{"aws:SourceArn":"arn:aws:execute-api:eu-west-1:111111111111:other\//.test(
+          line,
+        ),
+      ),
+    ).toBe(true);
+    expect(blockNaming(failures, /apigateway\.amazonaws\.com is allowed/)).toMatch(/Lambda permissions of \S+ListPets/);
+  });
+
+  it("fails a scheduler trust policy without its SourceAccount condition (the confused deputy)", async () => {
+    const { allowed } = await proveBroken((service) => {
+      const trust = service[idOf("SyntheticCheck/SchedulerRole")]?.Properties?.AssumeRolePolicyDocument as {
+        Statement: Statement[];
+      };
+      delete (trust.Statement[0] as Statement).Condition;
+    });
+    expect(
+      allowed.filter((line) => /^scheduler\.amazonaws\.com sts:AssumeRole \S+SchedulerRole\S+ \{\}$/.test(line)),
+    ).toHaveLength(1);
+    expect(allowed.some((line) => line.includes('"aws:SourceAccount":"333333333333"'))).toBe(true);
+  });
+
+  it("fails a federated principal in a trust policy, and a secret policy for another account", async () => {
+    const { failures } = await proveBroken((service) => {
+      const trust = service[idOf("SyntheticCheck/CheckFunctionRole")]?.Properties?.AssumeRolePolicyDocument as {
+        Statement: Statement[];
+      };
+      trust.Statement.push({
+        Effect: "Allow",
+        Principal: { Federated: "arn:aws:iam::111111111111:oidc-provider/token.actions.githubusercontent.com" },
+        Action: "sts:AssumeRoleWithWebIdentity",
+      });
+      service.SharedSecret = {
+        Type: "AWS::SecretsManager::ResourcePolicy",
+        Properties: {
+          SecretId: { Ref: idOf("SyntheticCheck/ApiKey") },
+          ResourcePolicy: policyOf({
+            Effect: "Allow",
+            Principal: { AWS: OTHER_ACCOUNT },
+            Action: "secretsmanager:GetSecretValue",
+            Resource: "*",
+          }),
+        },
+      };
+    });
+    expect(blockNaming(failures, /oidc-provider\/token\.actions\.githubusercontent\.com is allowed/)).toMatch(
+      /sts:AssumeRoleWithWebIdentity on \S+CheckFunctionRole/,
+    );
+    expect(blockNaming(failures, /SharedSecret secret resource policy/)).toMatch(
+      /secretsmanager:GetSecretValue on \S+:secret:SyntheticCheckApiKey/,
+    );
+  });
+
+  it("fails a NotResource statement, which grants everything but what it names", async () => {
+    const { failures } = await proveBroken((service) => {
+      statementsOf(service, "GetPetRole").push({
+        Effect: "Allow",
+        Action: "dynamodb:GetItem",
+        NotResource: `${TABLE}-archive`,
+      });
+    });
+    expect(blockNaming(failures, /"NotResource":/)).toMatch(/GetPetRole[\s\S]*dynamodb:GetItem on/);
   });
 });
 
 describe("a wildcard that covers a used resource is still a widening", () => {
   it.each([
-    ["secret:*", "SyntheticCheck/CheckFunctionRole", "secretsmanager:GetSecretValue", "arn:aws:secretsmanager:eu-west-1:111111111111:secret:*", / \S+:secret:SyntheticCheckApiKey\w+-\w+-other /],
-    ["table/petstore-*", "GetPetRole", "dynamodb:Query", "arn:aws:dynamodb:eu-west-1:111111111111:table/petstore-*", / \S+:table\/petstore-staging-other /],
-    ["function:*", "Rollout/ServiceRole", "lambda:UpdateAlias", "arn:aws:lambda:eu-west-1:111111111111:function:*", / \S+:function:Staging-PetStore-ListPets\S+-other /],
-    ["every alias", "SyntheticCheck/SchedulerRole", "lambda:InvokeFunction", "arn:aws:lambda:eu-west-1:111111111111:function:*:*", / \S+:function:Staging-PetStore-ListPets\w+-\w+:live /],
+    [
+      "secret:*",
+      "SyntheticCheck/CheckFunctionRole",
+      "secretsmanager:GetSecretValue",
+      "arn:aws:secretsmanager:eu-west-1:111111111111:secret:*",
+      / \S+:secret:SyntheticCheckApiKey\w+-\w+-other /,
+    ],
+    [
+      "table/petstore-*",
+      "GetPetRole",
+      "dynamodb:Query",
+      "arn:aws:dynamodb:eu-west-1:111111111111:table/petstore-*",
+      / \S+:table\/petstore-staging-other /,
+    ],
+    [
+      "function:*",
+      "Rollout/ServiceRole",
+      "lambda:UpdateAlias",
+      "arn:aws:lambda:eu-west-1:111111111111:function:*",
+      / \S+:function:Staging-PetStore-ListPets\S+-other /,
+    ],
+    [
+      "every alias",
+      "SyntheticCheck/SchedulerRole",
+      "lambda:InvokeFunction",
+      "arn:aws:lambda:eu-west-1:111111111111:function:*:*",
+      / \S+:function:Staging-PetStore-ListPets\w+-\w+:live /,
+    ],
   ])("fails %s granted to %s", async (_, role, action, resource, standIn) => {
     const { failures, allowed } = await proveBroken((service) => {
       statementsOf(service, role).push({ Effect: "Allow", Action: action, Resource: resource });
     });
-    expect(blockNaming(failures, new RegExp(`"Resource":"${resource.replaceAll("*", "\\*")}"`))).toMatch(new RegExp(role.split("/").at(-1) as string));
-    expect(allowed.filter((line) => line.startsWith(`${roleArn(role)} ${action} `) && standIn.test(line))).not.toEqual([]);
+    expect(blockNaming(failures, new RegExp(`"Resource":"${resource.replaceAll("*", "\\*")}"`))).toMatch(
+      new RegExp(role.split("/").at(-1) as string),
+    );
+    expect(allowed.filter((line) => line.startsWith(`${roleArn(role)} ${action} `) && standIn.test(line))).not.toEqual(
+      [],
+    );
   });
 });
 
@@ -233,9 +405,18 @@ describe("no allowance hides a widening", () => {
   });
 
   it("fails a call the scenario made that no row covers, and a row nothing exercised", () => {
-    const [listPets] = committed.rows.filter((bound) => bound.row.actions.includes("dynamodb:Query") && bound.row.partitions);
+    const [listPets] = committed.rows.filter(
+      (bound) => bound.row.actions.includes("dynamodb:Query") && bound.row.partitions,
+    );
     const call = (action: string, keys: string[]): Decision => ({
-      request: { caller: "ListPetsFunction", action, resource: listPets?.resources[0] as string, context: { "dynamodb:LeadingKeys": keys }, because: "test", step: "GET /v1/pets" },
+      request: {
+        caller: "ListPetsFunction",
+        action,
+        resource: listPets?.resources[0] as string,
+        context: { "dynamodb:LeadingKeys": keys },
+        because: "test",
+        step: "GET /v1/pets",
+      },
       principal: `arn:aws:sts::111111111111:assumed-role/${listPets?.principal.split("/").at(-1)}/ListPetsFunction`,
       allowed: true,
       result: "Allowed",
@@ -245,23 +426,44 @@ describe("no allowance hides a widening", () => {
     const rows = committed.rows.filter((bound) => bound === listPets);
     const { outside, stale } = checkCalls(rows, [call("dynamodb:DeleteItem", ["PET"])], new Set());
     expect(outside.map((decision) => decision.request.action)).toEqual(["dynamodb:DeleteItem"]);
-    expect(stale.join("\n")).toMatch(/no rehearsed call exercised dynamodb:Query on .* in PET; dynamodb:Query on .* in SYNTHETIC_PET#\*/);
-    expect(checkCalls(rows, [call("dynamodb:Query", ["PET"]), call("dynamodb:Query", ["SYNTHETIC_PET#key_1"])], new Set()).stale).toEqual([]);
+    expect(stale.join("\n")).toMatch(
+      /no rehearsed call exercised dynamodb:Query on .* in PET; dynamodb:Query on .* in SYNTHETIC_PET#\*/,
+    );
+    expect(
+      checkCalls(rows, [call("dynamodb:Query", ["PET"]), call("dynamodb:Query", ["SYNTHETIC_PET#key_1"])], new Set())
+        .stale,
+    ).toEqual([]);
     // A principal that failed for another reason is not judged for what it did not exercise.
     expect(checkCalls(rows, [], new Set([listPets?.principal as string])).stale).toEqual([]);
-    const unexercised = { ...listPets, row: { ...listPets?.row, unexercised: "a test says so" } } as typeof listPets & object;
-    expect(checkCalls([unexercised], [call("dynamodb:Query", ["PET"])], new Set()).stale.join()).toMatch(/says "unexercised: a test says so", yet/);
+    const unexercised = { ...listPets, row: { ...listPets?.row, unexercised: "a test says so" } } as typeof listPets &
+      object;
+    expect(checkCalls([unexercised], [call("dynamodb:Query", ["PET"])], new Set()).stale.join()).toMatch(
+      /says "unexercised: a test says so", yet/,
+    );
   });
 
   it("fails a row the templates deny, and a row naming a construct the assembly lacks", async () => {
     const { failures } = await proveBroken(
       (service) => {
         const statements = statementsOf(service, "GetPetRole");
-        statements.splice(statements.findIndex((statement) => String(JSON.stringify(statement.Condition)).includes('"APIKEY"')), 1);
+        statements.splice(
+          statements.findIndex((statement) => String(JSON.stringify(statement.Condition)).includes('"APIKEY"')),
+          1,
+        );
       },
-      [...accessMatrix, { principal: { role: "PetStore/NoSuchRole" }, actions: ["s3:GetObject"], resources: ["*"], reason: "a test row" }],
+      [
+        ...accessMatrix,
+        {
+          principal: { role: "PetStore/NoSuchRole" },
+          actions: ["s3:GetObject"],
+          resources: ["*"],
+          reason: "a test row",
+        },
+      ],
     );
-    expect(blockNaming(failures, /access matrix row denied: Staging: .*GetPetRole.*dynamodb:GetItem/)).toMatch(/APIKEY.*ImplicitlyDenied/s);
+    expect(blockNaming(failures, /access matrix row denied: Staging: .*GetPetRole.*dynamodb:GetItem/)).toMatch(
+      /APIKEY.*ImplicitlyDenied/s,
+    );
     // Once for each stage it is bound to.
     expect(failures.filter((failure) => failure.includes("names PetStore/NoSuchRole, which"))).toHaveLength(2);
   });
@@ -271,7 +473,9 @@ describe("the report names each root cause once, as written", () => {
   it("shows NotAction in the cause line, and gives AdministratorAccess one block however much it allows", async () => {
     const { failures, allowed } = await proveBroken((service) => {
       statementsOf(service, "GetPetRole").push({ Effect: "Allow", NotAction: "dynamodb:GetItem", Resource: TABLE });
-      (service[idOf("ListPetsRole")]?.Properties as Statement).ManagedPolicyArns = ["arn:aws:iam::aws:policy/AdministratorAccess"];
+      (service[idOf("ListPetsRole")]?.Properties as Statement).ManagedPolicyArns = [
+        "arn:aws:iam::aws:policy/AdministratorAccess",
+      ];
     });
     expect(blockNaming(failures, /"NotAction":"dynamodb:GetItem"/)).toMatch(/GetPetRole/);
     expect(allowed).toContain(`${roleArn("GetPetRole")} dynamodb:Scan ${TABLE} {}`);
@@ -286,17 +490,32 @@ describe("the report names each root cause once, as written", () => {
       stack: "Staging/PetStore",
       account: "111111111111",
       region: "eu-west-1",
-      scenario: steps.map((step) => ({ caller: "client", name: `${step} answers 200`, ok: false, detail: "503", steps: [step] })),
+      scenario: steps.map((step) => ({
+        caller: "client",
+        name: `${step} answers 200`,
+        ok: false,
+        detail: "503",
+        steps: [step],
+      })),
       calls: [],
       unmodelled: [],
       wrongRegion: [],
-      functionErrors: [{ caller: "ListPetsFunction", errorType: "Sandbox.Timedout", errorMessage: "Task timed out after 1.00 seconds", steps }],
+      functionErrors: [
+        {
+          caller: "ListPetsFunction",
+          errorType: "Sandbox.Timedout",
+          errorMessage: "Task timed out after 1.00 seconds",
+          steps,
+        },
+      ],
       policyProblems: [],
       eventProblems: [],
       undriven: [],
     } as unknown as Parameters<typeof failureBlocks>[0][number];
     const blocks = failureBlocks([stage], [], undefined, [], []);
     expect(blocks).toHaveLength(1);
-    expect(blocks[0]).toMatch(/ListPetsFunction failed with Sandbox.Timedout.*not an IAM finding.*what its caller saw: client: GET \/v1\/pets answers 200 failed: 503/s);
+    expect(blocks[0]).toMatch(
+      /ListPetsFunction failed with Sandbox.Timedout.*not an IAM finding.*what its caller saw: client: GET \/v1\/pets answers 200 failed: 503/s,
+    );
   });
 });

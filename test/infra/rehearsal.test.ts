@@ -1,9 +1,9 @@
 /**
  * The deploy rehearsal (scripts/rehearse): each configuration synthesized once, every stage's
  * uploaded artifacts run on Node 24 and driven as their AWS callers drive them, every AWS call
- * they make allowed by their role, every must-deny call denied, every service principal's call
- * allowed from the stage and denied from elsewhere. Then templates broken on purpose, one copy of
- * the cloud assembly each, to see the rehearsal name what broke.
+ * they make authorized when made, the templates proven to allow exactly the access matrix and the
+ * calls held to its rows. Then templates broken on purpose, one copy of the cloud assembly each, to
+ * see the rehearsal name what broke (test/infra/accessMatrix.test.ts breaks the matrix's proof alone).
  */
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployedStages } from "../../infra/deployment";
 import { itemKeys, STATUS_INDEX } from "../../lib/db/table";
+import { accessMatrix } from "../../scripts/rehearse/accessMatrix";
 import { type AssemblyStack, type CfnTemplate, readAssembly, resourcesOf } from "../../scripts/rehearse/assembly";
 import { rehearsalConfigurations } from "../../scripts/rehearse/configurations";
 import { type RehearsalReport, rehearseAssembly } from "../../scripts/rehearse/rehearse";
@@ -83,22 +84,22 @@ describe.each(rehearsalConfigurations.map((configuration) => configuration.name)
     }
   });
 
-  it("has each service principal allowed from the stage and denied from elsewhere", () => {
+  it("proves the access matrix: nothing allowed outside its rows, no row denied, every call in a row, every row exercised or explained", () => {
+    const { proof, callsOutside, staleRows } = report();
+    expect(proof?.outside).toEqual([]);
+    expect(proof?.deniedRows).toEqual([]);
+    expect(proof?.problems).toEqual([]);
+    expect(callsOutside).toEqual([]);
+    expect(staleRows).toEqual([]);
     for (const stage of report().stages) {
-      const services = new Set(
-        stage.services
-          .filter((entry) => entry.expected === "allow")
-          .map((entry) => entry.decision.request.caller.replace(/^logs\..*/, "logs")),
-      );
+      // The services' own calls were made and judged too: Lambda running each function, API
+      // Gateway invoking the aliases, the scheduler assuming its role and invoking the check.
+      const services = new Set(stage.calls.filter((d) => !d.principal.startsWith("arn:")).map((d) => d.principal));
       expect([...services].sort()).toEqual([
         "apigateway.amazonaws.com",
-        "cloudwatch.amazonaws.com",
-        "codedeploy.amazonaws.com",
         "lambda.amazonaws.com",
-        "logs",
         "scheduler.amazonaws.com",
       ]);
-      expect(stage.services.filter((entry) => entry.expected === "deny").length).toBeGreaterThan(10);
     }
   });
 });
@@ -232,15 +233,15 @@ describe("a template broken on purpose", () => {
     const { failures } = await rehearseAssembly(copy, { only: /^Staging/ });
 
     expect(
-      failures.find((failure) => /cloudwatch\.amazonaws\.com is denied kms:GenerateDataKey/.test(failure)),
-    ).toMatch(
-      /CloudWatch publishing to the encrypted Monitoring\w+Topic[0-9A-F]{8} and Monitoring\w+Topic[0-9A-F]{8}\)[\s\S]*aws:SourceAccount does not hold for "\(absent\)"/,
-    );
+      failures.find((failure) =>
+        /access matrix row denied: .*cloudwatch\.amazonaws\.com may kms:Decrypt/.test(failure),
+      ),
+    ).toMatch(/CloudWatch encrypts notifications[\s\S]*aws:SourceAccount does not hold for "\(absent\)"/);
   });
 });
 
-describe("least privilege: a grant no rehearsed call uses is a failure, from every policy source", () => {
-  it("names AdministratorAccess attached by ARN, an AWS::IAM::RolePolicy, an AWS::IAM::Policy on *, and the statement of each", async () => {
+describe("least privilege: the templates allow exactly the access matrix, from every policy source", () => {
+  it("names AdministratorAccess attached by ARN, an AWS::IAM::RolePolicy, an AWS::IAM::Policy on *, and the statement of each, once", async () => {
     let names: Record<string, string> = {};
     const copy = brokenAssembly((template) => {
       const getPet = operation(template, "getPet");
@@ -275,39 +276,31 @@ describe("least privilege: a grant no rehearsed call uses is a failure, from eve
       names = { getPetRole: roleOf(getPet.fn), createPetRole: roleOf(createPet.fn), listPetsRole: roleOf(listPets.fn) };
     });
     const { failures } = await rehearseAssembly(copy, { only: /^Staging/ });
-    const failure = (pattern: RegExp) => failures.find((candidate) => pattern.test(candidate)) ?? failures.join("\n");
+    const blocks = (pattern: RegExp) => failures.filter((candidate) => pattern.test(candidate));
 
-    expect(
-      failure(
-        new RegExp(`over-grant: role ${names.getPetRole} .* by AWS managed policy AdministratorAccess statement 1`),
-      ),
-    ).toMatch(/and \d{4,} more on \*/);
-    expect(failure(new RegExp(`over-grant: role ${names.createPetRole} .* by BrokenRolePolicy statement 1`))).toMatch(
-      /dynamodb:BatchWriteItem|dynamodb:\w+.* on \*/,
-    );
-    expect(failure(new RegExp(`over-grant: role ${names.listPetsRole} .* by BrokenPolicy statement 1`))).toMatch(
-      /secretsmanager:GetSecretValue, kms:Decrypt on \*/,
-    );
-    // The generated must-deny calls name the statement that allows them.
-    expect(failure(/ListPets\w+ is allowed .*secretsmanager:GetSecretValue on arn:aws:secretsmanager:/)).toMatch(
-      /effect: Allow, by BrokenPolicy statement 1/,
-    );
-    // One block per root cause: the statement, not each action it grants.
-    expect(
-      failures.filter(
-        (candidate) => candidate.includes("by BrokenPolicy statement 1") && candidate.includes("over-grant"),
-      ),
-    ).toHaveLength(1);
+    const admin = blocks(/allowed by: AWS managed policy AdministratorAccess statement 1/);
+    expect(admin).toHaveLength(1);
+    expect(admin[0]).toMatch(new RegExp(`${names.getPetRole}.*\\n\\s+allowed by.*\\n\\s+requests \\(\\d{4,}\\)`));
+    const rolePolicy = blocks(/allowed by: BrokenRolePolicy statement 1: .*"Action":"dynamodb:\*","Resource":"\*"/);
+    expect(rolePolicy).toHaveLength(1);
+    expect(rolePolicy[0]).toMatch(new RegExp(names.createPetRole as string));
+    const policy = blocks(/allowed by: BrokenPolicy statement 1: .*secretsmanager:GetSecretValue","kms:Decrypt"/);
+    expect(policy).toHaveLength(1);
+    expect(policy[0]).toMatch(/secretsmanager:GetSecretValue on arn:aws:secretsmanager:/);
   });
 
-  it("fails on an allowance that matches no grant, naming it", async () => {
-    const report = await rehearseAssembly(assemblies.get("one-account") as string, {
-      allowances: [
-        { role: "PetStore/NoSuchRole", actions: ["s3:GetObject"], resource: "*", reason: "a test allowance" },
-      ],
-    });
-    expect(report.failures.find((failure) => failure.includes("PetStore/NoSuchRole"))).toMatch(
-      /matched no grant: remove it/,
+  it("fails on a row that nothing exercises and that says not why, naming it", async () => {
+    const matrix = accessMatrix.map((row) =>
+      row.actions.includes("dynamodb:DeleteItem") ? { ...row, unexercised: undefined } : row,
+    );
+    const report = await rehearseAssembly(assemblies.get("one-account") as string, { matrix });
+    const stale = report.failures.filter((failure) =>
+      failure.includes("no rehearsed call exercised dynamodb:DeleteItem"),
+    );
+    // Once per stage, each naming the row and what to do.
+    expect(stale).toHaveLength(2);
+    expect(stale[0]).toMatch(
+      /CreatePetRole.* may dynamodb:DeleteItem .* in partitions IDEMPOTENCY#\*.*is stale \(remove it and its grant\) or says why with unexercised/,
     );
   });
 });
@@ -390,7 +383,7 @@ describe("every policy AWS evaluates applies to the services' calls", () => {
     expect(failure(/apigateway\.amazonaws\.com would be denied lambda:InvokeFunction on \S+ListPets/)).toMatch(
       /because no resource-based policy allows the lambda:InvokeFunction action[\s\S]*scenario steps: GET \/v1\/pets[\s\S]*what its caller saw: .*HTTP 500/,
     );
-    expect(failure(/cloudwatch\.amazonaws\.com is denied sns:Publish/)).toMatch(
+    expect(failure(/access matrix row denied: .*cloudwatch\.amazonaws\.com may sns:Publish/)).toMatch(
       /explicitly denied by MonitoringAlarmTopic\w+ topic policy statement \d+: .*"Effect":"Deny"/,
     );
     // The missing permission is one root cause: no second block from the static check, and the
@@ -527,7 +520,7 @@ describe("npm run rehearse", () => {
   it("prints a last line that sums the rehearsal up", () => {
     const line = summaryLine([...reports.values()]);
     expect(line).toMatch(
-      /^rehearsal: \d+ calls from 20 functions and 24 service principals allowed; \d+ must-deny denied; 0 failures$/,
+      /^rehearsal: \d+ calls from 20 functions and 12 service principals allowed; \d+ must-deny denied; \d+ matrix rows, \d+ principals, \d+ requests evaluated; 0 failures$/,
     );
     expect(readFileSync(join(projectRoot, "package.json"), "utf8")).toContain(
       '"rehearse": "node scripts/requireNode.mjs && tsx scripts/rehearse/main.ts"',

@@ -6,12 +6,13 @@
  */
 import { CreateTableCommand, DynamoDBClient, GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AccessRow, accessMatrix } from "../../scripts/rehearse/accessMatrix";
 import type { CfnResource } from "../../scripts/rehearse/assembly";
 import { AwsStandIn, type RecordedCall, responseUrlRefusal } from "../../scripts/rehearse/awsStandIn";
 import { REHEARSAL_REGION, STAGING_ACCOUNT } from "../../scripts/rehearse/configurations";
 import { evaluate } from "../../scripts/rehearse/iam";
-import { couldBeAllowed, expandActions, overGrants, visibleResource } from "../../scripts/rehearse/leastPrivilege";
 import { functionPolicyOf, resourcePolicyOf, roleGrants } from "../../scripts/rehearse/policies";
+import { type BoundRow, covers, principalOf, wildcardMatch } from "../../scripts/rehearse/proof";
 import { KeyConditionError, queryPartitionKey, requestsOf } from "../../scripts/rehearse/requests";
 import type { Resolver } from "../../scripts/rehearse/resolve";
 import { handMadeResolver } from "../support/handMadeStack";
@@ -260,62 +261,52 @@ describe("key conditions are read fail-closed", () => {
   });
 });
 
-describe("least privilege", () => {
-  it("expands wildcards over the dataset's full action lists, batch and PartiQL writes included", async () => {
-    const actions = await expandActions({ Action: "dynamodb:*" });
-    expect(actions).toEqual(
-      expect.arrayContaining(["dynamodb:BatchWriteItem", "dynamodb:PartiQLInsert", "dynamodb:GetItem"]),
-    );
-    expect(actions.length).toBeGreaterThan(50);
-    expect(await expandActions({ Action: ["dynamodb:getitem"] })).toEqual(["dynamodb:GetItem"]);
-  });
-
-  it("names each granted action no allowed call used, by statement, unless an allowance gives the reason", async () => {
-    const resources = baseResources();
-    resources.Extra = {
-      Type: "AWS::IAM::RolePolicy",
-      Properties: {
-        RoleName: { Ref: "Role" },
-        PolicyName: "extra",
-        PolicyDocument: policy({ Effect: "Allow", Action: ["dynamodb:Query", "dynamodb:Scan"], Resource: TABLE }),
-      },
-    };
-    const resolver = resolverOf(resources);
-    const used = [await evaluate(query("PET"), options(resolver))];
-    const grants = roleGrants(resolver, "Role");
-    const matched = new Set<never>();
-    const found = await overGrants(grants, "PetStore/Role", used, [], matched);
-    expect(found.map((grant) => `${grant.statement.policy}: ${grant.unused.join(",")} on ${grant.resource}`)).toEqual([
-      // The Query of PET was allowed by both statements, so it used both.
-      `Extra: dynamodb:Scan on ${TABLE}`,
-    ]);
-    const allowance = {
-      role: "PetStore/*",
-      actions: ["dynamodb:Scan", "dynamodb:Query"],
-      resource: "arn:aws:dynamodb:*:*:table/pets",
+describe("a row of the access matrix covers a request only as written", () => {
+  const row = (fields: Partial<BoundRow["row"]> & { source?: Record<string, string> }): BoundRow => ({
+    row: {
+      principal: { role: "PetStore/Role" },
+      actions: ["dynamodb:Query"],
+      resources: [],
       reason: "a test",
-    };
-    const matchedAllowances = new Set<typeof allowance>();
-    expect(await overGrants(grants, "PetStore/Role", used, [allowance], matchedAllowances)).toEqual([]);
-    expect(matchedAllowances.has(allowance)).toBe(true);
+      ...fields,
+    },
+    scope: "Staging",
+    principal: "arn:aws:iam::111111111111:role/Role",
+    resources: [TABLE],
+    ...(fields.source ? { source: fields.source } : {}),
+  });
+  const role = "arn:aws:iam::111111111111:role/Role";
+  const request = (context: Record<string, string | string[]>, action = "dynamodb:Query", resource = TABLE) => ({
+    action,
+    resource,
+    context,
   });
 
-  it("classifies resources by IAM resource type and skips the evaluator only where no Allow could apply", async () => {
-    expect(await visibleResource(`${TABLE}/index/byStatus`)).toMatchObject({
-      service: "dynamodb",
-      resourceType: "index",
-    });
-    expect(
-      await visibleResource(`arn:aws:lambda:${REHEARSAL_REGION}:${STAGING_ACCOUNT}:function:fn:live`),
-    ).toMatchObject({ resourceType: "function alias" });
-    const grants = roleGrants(resolverOf(baseResources()), "Role").identityPolicies;
-    expect(couldBeAllowed("dynamodb:Query", TABLE, grants)).toBe(true);
-    expect(couldBeAllowed("dynamodb:Scan", TABLE, grants)).toBe(false);
-    expect(
-      couldBeAllowed("dynamodb:Scan", TABLE, [
-        { name: "n", document: policy({ Effect: "Allow", NotAction: "s3:*", Resource: "*" }) },
-      ]),
-    ).toBe(true);
+  it("matches actions case-insensitively and resources as IAM wildcards, for its own principal only", () => {
+    expect(wildcardMatch("dynamodb:Get*", "dynamodb:getitem", true)).toBe(true);
+    expect(wildcardMatch("arn:aws:lambda:*:*:function:f:*", "arn:aws:lambda:eu-west-1:1:function:f")).toBe(false);
+    expect(covers(row({}), role, request({}, "DynamoDB:query"))).toBe(true);
+    expect(covers(row({}), "arn:aws:iam::111111111111:role/Other", request({}))).toBe(false);
+    expect(covers(row({}), role, request({}, "dynamodb:Query", `${TABLE}-other`))).toBe(false);
+  });
+
+  it("covers a partitioned request only when every partition it names is the row's, and never one that names none", () => {
+    const partitioned = row({ partitions: ["PET", "SYNTHETIC_PET#*"] });
+    expect(covers(partitioned, role, request({ "dynamodb:LeadingKeys": ["SYNTHETIC_PET#key_1"] }))).toBe(true);
+    expect(covers(partitioned, role, request({ "dynamodb:LeadingKeys": ["PET", "APIKEY"] }))).toBe(false);
+    expect(covers(partitioned, role, request({}))).toBe(false);
+  });
+
+  it("covers a service's request only from the row's source", () => {
+    const sourced = row({ source: { "aws:SourceAccount": "111111111111" } });
+    expect(covers(sourced, role, request({ "aws:SourceAccount": "111111111111" }))).toBe(true);
+    expect(covers(sourced, role, request({ "aws:SourceAccount": "333333333333" }))).toBe(false);
+    expect(covers(sourced, role, request({}))).toBe(false);
+  });
+
+  it("names an assumed-role session by its role", () => {
+    expect(principalOf({ principal: "arn:aws:sts::111111111111:assumed-role/Role/Fn" })).toBe(role);
+    expect(principalOf({ principal: "lambda.amazonaws.com" })).toBe("lambda.amazonaws.com");
   });
 });
 
@@ -419,20 +410,24 @@ describe("the AWS stand-in answers a call as AWS would, when it is made", () => 
 });
 
 describe("docs/testing.md", () => {
-  it("lists exactly the committed allowances, role by role and action by action", async () => {
+  it("lists exactly the matrix rows no rehearsed call exercises, principal by principal, each with its reason", async () => {
     const { readFileSync } = await import("node:fs");
-    const { allowances } = await import("../../scripts/rehearse/allowances");
     const doc = readFileSync(new URL("../../docs/testing.md", import.meta.url), "utf8");
-    const table = /<!-- allowances:start -->([\s\S]*)<!-- allowances:end -->/.exec(doc)?.[1] ?? "";
+    const table = /<!-- unexercised:start -->([\s\S]*)<!-- unexercised:end -->/.exec(doc)?.[1] ?? "";
     const rows = table
       .split("\n")
       .filter((line) => line.startsWith("| `"))
       .map((line) => {
-        const [, role = "", actions = ""] = line.split("|").map((cell) => cell.trim());
-        return `${role.replaceAll("`", "")}: ${actions.replaceAll("`", "")}`;
+        const [, principal = "", actions = ""] = line.split("|").map((cell) => cell.trim());
+        return `${principal.replaceAll("`", "")}: ${actions.replaceAll("`", "")}`;
       });
-    expect(rows).toEqual(allowances.map((allowance) => `${allowance.role}: ${allowance.actions.join(", ")}`));
-    for (const allowance of allowances) expect(allowance.reason.length).toBeGreaterThan(40);
+    const principalName = (row: AccessRow) =>
+      "role" in row.principal ? row.principal.role : "service" in row.principal ? row.principal.service : "the account";
+    const expected = accessMatrix
+      .filter((row) => row.unexercised)
+      .map((row) => `${principalName(row)}: ${row.actions.join(", ")}`);
+    expect(rows).toEqual(expected);
+    for (const row of accessMatrix) expect(row.reason.length).toBeGreaterThan(20);
   });
 });
 
