@@ -591,14 +591,19 @@ export async function proveMatrix(
       for (const info of await actionsOn(target.service, target.type)) await ask(caller, target, info);
     }
     if (!caller.ofAssembly) continue;
-    // Actions that take no resource, and services outside the assembly that a statement names.
+    // Actions that take no resource, and services outside the assembly that a statement names. No
+    // row can cover a service outside the assembly, so its first allowed request proves the finding:
+    // the rest of the service is skipped (the statement's block lists one request per service).
     const inAssemblyServices = new Set(targets.map((target) => target.service));
     for (const service of await servicesNamed(caller.options.identityPolicies ?? [])) {
+      const outsideBefore = outside.length;
+      const foundOne = () => !inAssemblyServices.has(service) && outside.length > outsideBefore;
       for (const info of await serviceActions(service).catch(() => [])) {
         if (info.types.length === 0) await ask(caller, { arn: "*", service, type: "", account: "" }, info);
+        if (foundOne()) break;
       }
-      if (inAssemblyServices.has(service)) continue;
-      for (const { type, format } of await resourceTypes(service).catch(() => [])) {
+      if (inAssemblyServices.has(service) || foundOne()) continue;
+      types: for (const { type, format } of await resourceTypes(service).catch(() => [])) {
         // The dataset's ARN format, `arn:${Partition}:s3:::${BucketName}`, filled in.
         const values: Record<string, string> = {
           Partition: "aws",
@@ -606,7 +611,10 @@ export async function proveMatrix(
           Account: caller.options.principalAccount,
         };
         const arn = format.replace(/\$\{([^}]+)\}/g, (_, name: string) => values[name] ?? "rehearsal");
-        for (const info of await actionsOn(service, type)) await ask(caller, { arn, service, type, account: "" }, info);
+        for (const info of await actionsOn(service, type)) {
+          await ask(caller, { arn, service, type, account: "" }, info);
+          if (foundOne()) break types;
+        }
       }
     }
   }

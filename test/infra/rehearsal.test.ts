@@ -289,6 +289,30 @@ describe("least privilege: the templates allow exactly the access matrix, from e
     expect(policy[0]).toMatch(/secretsmanager:GetSecretValue on arn:aws:secretsmanager:/);
   });
 
+  it("fails a bundle edited to issue an extra DeleteItem: granted and in a row that says no scenario makes it, or not granted at all", async () => {
+    let createPet = "";
+    /** The staging create function's bundle, with a raw DeleteItem at init signed with its own credentials as the SDK would. */
+    const withDeleteItem = (pk: string) =>
+      brokenAssembly((template, stack) => {
+        const operationOf = operation(template, "createPet");
+        createPet = operationOf.functionId;
+        const asset = stack.assets.get(String((operationOf.fn.Code as { S3Key: unknown }).S3Key)) as string;
+        const entry = join(asset, "index.mjs");
+        const deleteItem = `await fetch(process.env.AWS_ENDPOINT_URL_DYNAMODB, { method: "POST", headers: { "content-type": "application/x-amz-json-1.0", "x-amz-target": "DynamoDB_20120810.DeleteItem", authorization: \`AWS4-HMAC-SHA256 Credential=\${process.env.AWS_ACCESS_KEY_ID}/20260101/\${process.env.AWS_REGION}/dynamodb/aws4_request, SignedHeaders=host, Signature=0\` }, body: JSON.stringify({ TableName: process.env.PETS_TABLE_NAME, Key: { pk: { S: ${JSON.stringify(pk)} }, sk: { S: "0000000000000001" } } }) });\n`;
+        writeFileSync(entry, `${deleteItem}${readFileSync(entry, "utf8")}`);
+      });
+    const granted = await rehearseAssembly(withDeleteItem("IDEMPOTENCY#key_edited"), { only: /^Staging/ });
+    expect(granted.failures.join("\n")).toMatch(
+      /CreatePetRole.* may dynamodb:DeleteItem .* says "unexercised: the scenario's creates do not fail between the claim and the pet", yet CreatePet\w+ made dynamodb:DeleteItem/,
+    );
+    const notGranted = await rehearseAssembly(withDeleteItem("PET"), { only: /^Staging/ });
+    expect(notGranted.failures.join("\n")).toMatch(
+      new RegExp(
+        `${createPet} would be denied dynamodb:DeleteItem on \\S+ with \\{"dynamodb:LeadingKeys":\\["PET"\\]\\}`,
+      ),
+    );
+  });
+
   it("fails on a row that nothing exercises and that says not why, naming it", async () => {
     const matrix = accessMatrix.map((row) =>
       row.actions.includes("dynamodb:DeleteItem") ? { ...row, unexercised: undefined } : row,
@@ -495,6 +519,15 @@ describe("the stand-ins are as strict as AWS", () => {
         `${names.getPet} failed with Sandbox\\.Timedout: RequestId: \\S+ Error: Task timed out after 1\\.00 seconds`,
       ),
     );
+    // The timeout is reported once, as itself, with what its callers saw; the role of the function
+    // it stopped is not blamed for rows it never got to exercise.
+    expect(failures.filter((failure) => failure.includes(`${names.getPet} failed with Sandbox.Timedout`))).toHaveLength(
+      1,
+    );
+    expect(failures.find((failure) => failure.includes(`${names.getPet} failed with Sandbox.Timedout`))).toMatch(
+      /not an IAM finding[\s\S]*what its caller saw: .*HTTP 502/,
+    );
+    expect(all).not.toMatch(/no rehearsed call exercised .*GetPetRole/);
     expect(all).toMatch(
       new RegExp(`${names.createPet} called dynamodb:\\w+ in us-east-1, but the stage is in eu-west-1`),
     );
