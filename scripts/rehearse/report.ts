@@ -50,7 +50,12 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): T[][] {
 /** The explanation without the request's own values, so that calls failing for one reason group together. */
 const reasonKey = (decision: Decision) => decision.explanation.replace(/does not hold for .*$/gm, "does not hold");
 
-function stageFailures(stage: StageReport): string[] {
+/**
+ * The failures of one stage. `areaOf` names the part of the matrix a denied call falls in (its
+ * rows' resources and partitions): the calls one missing or narrowed grant refuses are one block,
+ * whatever their actions and number.
+ */
+function stageFailures(stage: StageReport, areaOf: (decision: Decision) => string | undefined): string[] {
   const where = `${stage.stack} (${stage.account}, ${stage.region})`;
   const blocks: string[] = [];
   const denied = stage.calls.filter((decision) => !decision.allowed);
@@ -58,7 +63,9 @@ function stageFailures(stage: StageReport): string[] {
   const failedChecks = stage.scenario.filter((check) => !check.ok);
 
   for (const group of groupBy(denied, (d) =>
-    [d.request.caller, d.request.action, d.request.resource, reasonKey(d)].join("|"),
+    areaOf(d) !== undefined
+      ? `${d.request.caller}|${areaOf(d)}`
+      : [d.request.caller, d.request.action, d.request.resource, reasonKey(d)].join("|"),
   )) {
     const [first] = group as [Decision, ...Decision[]];
     const { request } = first;
@@ -66,7 +73,15 @@ function stageFailures(stage: StageReport): string[] {
       ...new Set(group.map((decision) => decision.request.step).filter((step): step is string => step !== undefined)),
     ];
     const seen = failedChecks.filter((check) => check.steps?.some((step) => steps.includes(step)));
-    const contexts = [...new Set(group.map((decision) => JSON.stringify(decision.request.context)))];
+    const contexts = [
+      ...new Set(
+        group.map((d) =>
+          d.request.action === request.action && d.request.resource === request.resource
+            ? JSON.stringify(d.request.context)
+            : `${d.request.action} on ${d.request.resource} ${JSON.stringify(d.request.context)}`,
+        ),
+      ),
+    ];
     blocks.push(
       [
         `${where}: ${request.caller} would be denied ${request.action} on ${request.resource} with ${JSON.stringify(request.context)} (${request.because})`,
@@ -141,7 +156,12 @@ export function failureBlocks(
   return [
     ...assemblyProblems,
     ...(proof?.problems ?? []),
-    ...stages.flatMap(stageFailures),
+    ...stages.flatMap((stage) =>
+      stageFailures(stage, (decision) => {
+        const bound = proof?.rows.find((row) => covers(row, principalOf(decision), decision.request));
+        return bound && JSON.stringify([bound.principal, bound.resources, bound.row.partitions]);
+      }),
+    ),
     ...outsideBlocks(proof?.outside ?? [], "the templates allow more than the access matrix"),
     ...deniedRows.map(({ bound, decision }) =>
       [

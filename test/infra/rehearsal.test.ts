@@ -198,6 +198,10 @@ describe("a template broken on purpose", () => {
       new RegExp(`${names.listPetsPolicy} statement \\d+: .* names the action, but its Resource does not match`),
     );
     expect(failures.length).toBeGreaterThanOrEqual(3);
+    // The narrowed pattern refuses the claim and then the clean-up that forgets it: one grant, one block.
+    const createPetBlocks = failures.filter((candidate) => candidate.includes(`${names.createPet} would be denied`));
+    expect(createPetBlocks, createPetBlocks.join("\n=====\n")).toHaveLength(1);
+    expect(createPetBlocks[0]).toMatch(/also with: .*dynamodb:DeleteItem on/);
   });
 
   it("names the function that lost an environment variable and the one whose handler export is missing", async () => {
