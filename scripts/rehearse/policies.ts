@@ -279,6 +279,19 @@ export function resourcePolicyOf(resolver: Resolver, resourceArn: string): Named
       : undefined;
   }
   if (resourceArn.includes(":lambda:")) return functionPolicyOf(resolver, resourceArn);
+  if (resourceArn.startsWith("arn:aws:s3:::")) {
+    // A bucket's policy governs its objects too.
+    const bucket = resourceArn.slice("arn:aws:s3:::".length).split("/")[0];
+    const found = resolver
+      .acrossStacks("AWS::S3::BucketPolicy")
+      .find(({ resource, resolver: owner }) => String(owner.resolve(resource.Properties?.Bucket)) === bucket);
+    return found
+      ? {
+          name: `${found.logicalId} bucket policy`,
+          document: normalised(found.resolver.resolve(found.resource.Properties?.PolicyDocument)),
+        }
+      : undefined;
+  }
   return undefined;
 }
 

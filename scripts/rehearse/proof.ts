@@ -423,6 +423,10 @@ function assemblyArns(stacks: readonly AssemblyStack[]): { arn: string; resolver
         case "AWS::IAM::Role":
           add(arnOf(resolver, logicalId), trustPolicyOf(resolver, logicalId));
           break;
+        case "AWS::S3::Bucket":
+          add(`arn:aws:s3:::${resolver.ref(logicalId)}`);
+          add(`arn:aws:s3:::${resolver.ref(logicalId)}/rehearsal`);
+          break;
         case "AWS::ApiGateway::RestApi":
           add(
             `arn:aws:execute-api:${stack.region}:${stack.account}:${resolver.ref(logicalId)}/rehearsal/GET/rehearsal`,
@@ -662,6 +666,10 @@ function contextsFor(caller: Caller, target: Target, info: ActionInfo): Record<s
     variants = variants.flatMap((context) =>
       ["NONE", "AWS_IAM"].map((type) => ({ ...context, "lambda:FunctionUrlAuthType": type })),
     );
+  // KMS puts the caller's account in every request (https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html#conditions-kms-caller-account).
+  const account = caller.options.principalAccount;
+  if (info.action.startsWith("kms:") && account)
+    variants = variants.map((context) => ({ ...context, "kms:CallerAccount": account }));
   return variants;
 }
 

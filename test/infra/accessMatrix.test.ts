@@ -336,6 +336,38 @@ describe("ways the audit did not name", () => {
     );
   });
 
+  it("fails a key policy opening the key to every principal of the account (kms:CallerAccount, which KMS always sends)", async () => {
+    const { failures, allowed } = await proveBroken((service) => {
+      const keyPolicy = service[idOf("Logs/Key")]?.Properties?.KeyPolicy as { Statement: Statement[] };
+      keyPolicy.Statement.push({
+        Effect: "Allow",
+        Principal: { AWS: "*" },
+        Action: "kms:Decrypt",
+        Resource: "*",
+        Condition: { StringEquals: { "kms:CallerAccount": "111111111111" } },
+      });
+    });
+    expect(allowed.some((line) => line.startsWith(`${roleArn("ListPetsRole")} kms:Decrypt arn:aws:kms:`))).toBe(true);
+    expect(allowed.some((line) => line.startsWith("anonymous "))).toBe(false);
+    expect(blockNaming(failures, /"kms:CallerAccount":"111111111111"/)).toMatch(/ListPetsRole/);
+  });
+
+  it("fails a bucket whose policy lets anyone read it", async () => {
+    const { allowed } = await proveBroken((service) => {
+      service.Exports = { Type: "AWS::S3::Bucket", Properties: {} };
+      service.ExportsPolicy = {
+        Type: "AWS::S3::BucketPolicy",
+        Properties: {
+          Bucket: { Ref: "Exports" },
+          PolicyDocument: policyOf({ Effect: "Allow", Principal: "*", Action: "s3:GetObject", Resource: "*" }),
+        },
+      };
+    });
+    expect(allowed.some((line) => /^anonymous s3:GetObject arn:aws:s3:::\S+Exports\S*\/rehearsal /.test(line))).toBe(
+      true,
+    );
+  });
+
   it("fails a NotResource statement, which grants everything but what it names", async () => {
     const { failures } = await proveBroken((service) => {
       statementsOf(service, "GetPetRole").push({
