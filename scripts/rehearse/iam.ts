@@ -133,6 +133,22 @@ function accessDeniedMessage(request: IamRequest, principal: string, reason: str
   return `User: ${principal} is not authorized to perform: ${request.action} on resource: ${request.resource} ${reason.startsWith("with ") ? reason : `because ${reason}`}`;
 }
 
+/**
+ * The global condition keys AWS puts in every request of a principal, which the evaluator does not
+ * derive itself: https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-principalaccount
+ * (an assumed-role session's PrincipalArn is its role's).
+ */
+function principalKeys(options: EvaluationOptions): Record<string, string> {
+  if (options.anonymous) return {};
+  if (!options.principal.startsWith("arn:")) return { "aws:PrincipalIsAWSService": "true" };
+  const session = /^arn:aws:sts::(\d{12}):assumed-role\/([^/]+)\//.exec(options.principal);
+  return {
+    "aws:PrincipalAccount": options.principal.split(":")[4] ?? "",
+    "aws:PrincipalArn": session ? `arn:aws:iam::${session[1]}:role/${session[2]}` : options.principal,
+    "aws:PrincipalIsAWSService": "false",
+  };
+}
+
 export async function evaluate(request: IamRequest, options: EvaluationOptions): Promise<Decision> {
   const identity = labelled(options.identityPolicies ?? [], "I");
   const boundary = labelled(options.permissionBoundaries ?? [], "B");
@@ -143,7 +159,10 @@ export async function evaluate(request: IamRequest, options: EvaluationOptions):
       action: request.action,
       resource: { resource: request.resource, accountId: accountOf(request.resource, options.principalAccount) },
       contextVariables: Object.fromEntries(
-        Object.entries(request.context).map(([key, value]) => [renameKey(key), value]),
+        Object.entries({ ...principalKeys(options), ...request.context }).map(([key, value]) => [
+          renameKey(key),
+          value,
+        ]),
       ),
     },
     identityPolicies: identity.documents,

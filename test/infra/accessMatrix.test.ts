@@ -158,6 +158,23 @@ describe("every principal AWS would evaluate is asked", () => {
     );
   });
 
+  it("fails a trust policy open to every principal of the account, which no role of the assembly needs to be", async () => {
+    const { failures, allowed } = await proveBroken((service) => {
+      const trust = service[idOf("GetPetRole")]?.Properties?.AssumeRolePolicyDocument as { Statement: Statement[] };
+      trust.Statement.push({
+        Effect: "Allow",
+        Principal: { AWS: "*" },
+        Action: "sts:AssumeRole",
+        Condition: { StringEquals: { "aws:PrincipalAccount": "111111111111" } },
+      });
+    });
+    expect(allowed.some((line) => /^arn:aws:iam::111111111111:root sts:AssumeRole \S+GetPetRole/.test(line))).toBe(
+      true,
+    );
+    expect(allowed.some((line) => line.startsWith(`arn:aws:iam::${OTHER_ACCOUNT}:root `))).toBe(false);
+    expect(blockNaming(failures, /"aws:PrincipalAccount":"111111111111"/)).toMatch(/GetPetRole/);
+  });
+
   it("fails topic, key and table policies that grant another account", async () => {
     const { failures, allowed } = await proveBroken((service, data) => {
       const topicPolicy = service[idOf("Monitoring/AlarmTopic/Policy")]?.Properties?.PolicyDocument as {
