@@ -476,8 +476,8 @@ export interface ProofResult {
   readonly deniedRows: { bound: BoundRow; decision: Decision }[];
   readonly principals: number;
   readonly evaluated: number;
-  /** Of those, allowed (all inside the rows when the proof holds). */
-  readonly allowed: number;
+  /** Of the generated requests, those IAM denies: the must-deny side of the proof. */
+  readonly denied: number;
 }
 
 export async function proveMatrix(
@@ -560,7 +560,7 @@ export async function proveMatrix(
 
   const outside: Decision[] = [];
   let evaluated = 0;
-  let allowed = 0;
+  let denied = 0;
   const ask = async (caller: Caller, target: Target, info: ActionInfo) => {
     const resourcePolicy = info.action.startsWith("sts:") ? target.trust : target.policy;
     // A principal outside the assembly may be granted anything by its own account's IAM (across
@@ -588,7 +588,7 @@ export async function proveMatrix(
         identityPolicies,
         ...(resourcePolicy ? { resourcePolicy } : {}),
       });
-      if (decision.allowed) allowed++;
+      if (!decision.allowed) denied++;
       const granted =
         decision.result === "SimulationError" ||
         !awsPrincipal ||
@@ -659,7 +659,7 @@ export async function proveMatrix(
     evaluated += decision.evaluated;
     if (decision.denied) deniedRows.push({ bound, decision: decision.denied });
   }
-  return { rows, problems, outside, deniedRows, principals: callers.length, evaluated, allowed };
+  return { rows, problems, outside, deniedRows, principals: callers.length, evaluated, denied };
 }
 
 const KNOWN_PARTITIONS = Object.values(tableAreas).flatMap((area) =>

@@ -237,7 +237,7 @@ export function summaryLine(reports: readonly RehearsalReport[]): string {
   );
   const proofs = reports.flatMap((report) => (report.proof ? [report.proof] : []));
   const sum = (count: (proof: ProofResult) => number) => proofs.reduce((total, proof) => total + count(proof), 0);
-  const mustDeny = sum((proof) => proof.evaluated - proof.allowed);
+  const mustDeny = sum((proof) => proof.denied);
   const failures = reports.reduce((total, report) => total + report.failures.length, 0);
   return `rehearsal: ${allowed.length} calls from ${functions} functions and ${services} service principals allowed; ${mustDeny} must-deny denied; ${sum((proof) => proof.rows.length)} matrix rows, ${sum((proof) => proof.principals)} principals, ${sum((proof) => proof.evaluated)} requests evaluated; ${failures} failures`;
 }
