@@ -107,8 +107,7 @@ export async function rehearseAssembly(directory: string, options: RehearseOptio
   // The templates against the matrix, then the scenario's calls against its rows. An unpinned
   // stack's ARNs cannot be known: that problem, reported above, is the one to fix first.
   const pinned = stacks.every((stack) => stack.pinned);
-  const proof =
-    stageStacks.length && pinned ? await proveMatrix(stacks, options.matrix ?? accessMatrix) : undefined;
+  const proof = stageStacks.length && pinned ? await proveMatrix(stacks, options.matrix ?? accessMatrix) : undefined;
   const stopped = new Set(stages.flatMap((stage) => stage.stoppedPrincipals));
   const rehearsed = new Set(stages.map((stage) => stage.stack.split("/")[0]));
   const { outside: callsOutside, stale } = proof
