@@ -141,12 +141,17 @@ function accessDeniedMessage(request: IamRequest, principal: string, reason: str
 function principalKeys(options: EvaluationOptions): Record<string, string> {
   if (options.anonymous) return {};
   if (!options.principal.startsWith("arn:")) return { "aws:PrincipalIsAWSService": "true" };
-  const session = /^arn:aws:sts::(\d{12}):assumed-role\/([^/]+)\//.exec(options.principal);
   return {
     "aws:PrincipalAccount": options.principal.split(":")[4] ?? "",
-    "aws:PrincipalArn": session ? `arn:aws:iam::${session[1]}:role/${session[2]}` : options.principal,
+    "aws:PrincipalArn": principalOf(options),
     "aws:PrincipalIsAWSService": "false",
   };
+}
+
+/** A principal as policies name it: an assumed-role session is its role. */
+export function principalOf({ principal }: { readonly principal: string }): string {
+  const session = /^arn:aws:sts::(\d{12}):assumed-role\/([^/]+)\//.exec(principal);
+  return session ? `arn:aws:iam::${session[1]}:role/${session[2]}` : principal;
 }
 
 export async function evaluate(request: IamRequest, options: EvaluationOptions): Promise<Decision> {

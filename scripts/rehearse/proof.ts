@@ -29,7 +29,7 @@ import { tableAreas } from "../../lib/db/table";
 import { type AccessRow, accessMatrix, functionRoles, type Principal } from "./accessMatrix";
 import { type AssemblyStack, resourcesOf } from "./assembly";
 import { OTHER_ACCOUNT } from "./configurations";
-import { type Decision, describeStatement, type EvaluationOptions, evaluate, type IamRequest } from "./iam";
+import { type Decision, type EvaluationOptions, evaluate, type IamRequest, principalOf } from "./iam";
 import { asList, type NamedPolicy, resourcePolicyOf, roleGrants, trustPolicyOf } from "./policies";
 import { Resolver } from "./resolve";
 
@@ -162,8 +162,8 @@ interface Scope {
   readonly name: string;
   readonly account: string;
   readonly region: string;
-  /** The stage's service stack name (`Staging-PetStore`), for `{stackName}`. */
-  readonly stackName: string;
+  /** The stage's service stack name (`Staging-PetStore`, the one with functions), for `{stackName}`. */
+  stackName: string;
   readonly paths: Map<string, { resolver: Resolver; logicalId: string }>;
 }
 
@@ -180,8 +180,7 @@ function scopesOf(stacks: readonly AssemblyStack[]): Scope[] {
       paths: new Map(),
     };
     scopes.set(top, scope);
-    if (resourcesOf(stack.template, "AWS::Lambda::Function").length)
-      (scope as { stackName: string }).stackName = stack.stackName;
+    if (resourcesOf(stack.template, "AWS::Lambda::Function").length) scope.stackName = stack.stackName;
     for (const [logicalId, path] of stack.constructPaths) {
       const segments = path
         .replace(/^\//, "")
@@ -285,12 +284,6 @@ export function covers(
   });
 }
 
-/** A request's principal as the matrix names it: an assumed-role session is its role. */
-export function principalOf(decision: Pick<Decision, "principal">): string {
-  const session = /^arn:aws:sts::(\d+):assumed-role\/([^/]+)\//.exec(decision.principal);
-  return session ? `arn:aws:iam::${session[1]}:role/${session[2]}` : decision.principal;
-}
-
 // ---- Who asks.
 
 interface Caller {
@@ -302,7 +295,8 @@ interface Caller {
   readonly contexts: Record<string, string | string[]>[];
 }
 
-const EVERYTHING: NamedPolicy = {
+/** The grant assumed for a principal outside the assembly: never a cause, the resource's policy is. */
+export const EVERYTHING: NamedPolicy = {
   name: "the caller's own account, granting it everything",
   document: { Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "*", Resource: "*" }] },
 };
@@ -804,38 +798,4 @@ export function checkCalls(
       );
   }
   return { outside, stale };
-}
-
-/** One block per root cause: the statements (or, without one, the resource policy) that allow requests outside the matrix. */
-export function outsideBlocks(outside: readonly Decision[], why: string): string[] {
-  // A request several statements allow is the widest one's: one block per statement, however much it allows.
-  // The grant assumed for a principal outside the assembly is no cause: the resource's policy is.
-  const causes = (decision: Decision) =>
-    decision.allowedBy.some((ref) => ref.policy !== EVERYTHING.name)
-      ? decision.allowedBy.filter((ref) => ref.policy !== EVERYTHING.name).map((ref) => describeStatement(ref))
-      : [`a policy the evaluator did not name (${decision.result}: ${decision.explanation.slice(0, 200)})`];
-  const weight = new Map<string, number>();
-  for (const cause of outside.flatMap(causes)) weight.set(cause, (weight.get(cause) ?? 0) + 1);
-  const groups = new Map<string, Decision[]>();
-  for (const decision of outside) {
-    const cause = causes(decision).sort((a, b) => (weight.get(b) ?? 0) - (weight.get(a) ?? 0))[0] as string;
-    groups.set(cause, [...(groups.get(cause) ?? []), decision]);
-  }
-  return [...groups].map(([cause, decisions]) => {
-    const principals = [...new Set(decisions.map((decision) => principalOf(decision)))];
-    const requests = [
-      ...new Set(
-        decisions.map(
-          (d) =>
-            `${d.request.action} on ${d.request.resource}${Object.keys(d.request.context).length ? ` with ${JSON.stringify(d.request.context)}` : ""}`,
-        ),
-      ),
-    ];
-    return [
-      `${why}: ${principals.join(", ")} ${principals.length === 1 ? "is" : "are"} allowed what no row of the access matrix covers`,
-      `allowed by: ${cause}`,
-      `requests (${requests.length}): ${requests.slice(0, 6).join("; ")}${requests.length > 6 ? `; and ${requests.length - 6} more` : ""}`,
-      "fix: remove or narrow the statement, or add a row with its reason to scripts/rehearse/accessMatrix.ts",
-    ].join("\n    ");
-  });
 }

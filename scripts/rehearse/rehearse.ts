@@ -183,6 +183,32 @@ async function rehearseStage(
     return denied ? { status: 400, errorType: "AccessDeniedException", message: denied.accessDenied ?? "" } : undefined;
   };
 
+  /** A service assuming a role of the stage: its trust policy decides, and the decision is one of the calls. */
+  const assumeRole = async (
+    service: string,
+    roleLogicalId: string,
+    because: string,
+    extra: { context?: IamRequest["context"]; step?: string } = {},
+  ): Promise<Decision> => {
+    const decision = await evaluate(
+      {
+        caller: service,
+        action: "sts:AssumeRole",
+        resource: resolver.getAtt(roleLogicalId, "Arn"),
+        context: extra.context ?? {},
+        because,
+        ...(extra.step === undefined ? {} : { step: extra.step }),
+      },
+      {
+        principal: service,
+        principalAccount: resolver.account,
+        resourcePolicy: trustPolicyOf(resolver, roleLogicalId),
+      },
+    );
+    calls.push(decision);
+    return decision;
+  };
+
   // Each invocation by a service is authorized when it is made too: API Gateway by the function's
   // permissions for the method's source ARN, the scheduler by its role and the function's permissions.
   stage.authorizeInvocation = async (invocation) => {
@@ -191,22 +217,10 @@ async function rehearseStage(
     const step = standIn.step === undefined ? {} : { step: standIn.step };
     if (roleLogicalId) {
       // The service first assumes its role, for this account (the confused-deputy key it sends).
-      const assumed = await evaluate(
-        {
-          caller: invocation.service,
-          action: "sts:AssumeRole",
-          resource: resolver.getAtt(roleLogicalId, "Arn"),
-          context: { "aws:SourceAccount": resolver.account },
-          because: `${invocation.service} assuming its role`,
-          ...step,
-        },
-        {
-          principal: invocation.service,
-          principalAccount: resolver.account,
-          resourcePolicy: trustPolicyOf(resolver, roleLogicalId),
-        },
-      );
-      calls.push(assumed);
+      const assumed = await assumeRole(invocation.service, roleLogicalId, `${invocation.service} assuming its role`, {
+        context: { "aws:SourceAccount": resolver.account },
+        ...step,
+      });
       if (!assumed.allowed) return assumed.accessDenied;
     }
     const decision = await evaluate(
@@ -269,23 +283,8 @@ async function rehearseStage(
     }
     // Lambda assumed each function's role to run it: its trust policy decides.
     for (const fn of stage.functions) {
-      if (!fn.roleLogicalId) continue;
-      calls.push(
-        await evaluate(
-          {
-            caller: "lambda.amazonaws.com",
-            action: "sts:AssumeRole",
-            resource: resolver.getAtt(fn.roleLogicalId, "Arn"),
-            context: {},
-            because: `Lambda assuming ${fn.logicalId}'s role to run it`,
-          },
-          {
-            principal: "lambda.amazonaws.com",
-            principalAccount: resolver.account,
-            resourcePolicy: trustPolicyOf(resolver, fn.roleLogicalId),
-          },
-        ),
-      );
+      if (fn.roleLogicalId)
+        await assumeRole("lambda.amazonaws.com", fn.roleLogicalId, `Lambda assuming ${fn.logicalId}'s role to run it`);
     }
     // A function that failed or was refused a call could not exercise its rows: the failure that
     // stopped it is the root cause, reported once, and no least-privilege finding comes from it.

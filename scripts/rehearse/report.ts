@@ -4,8 +4,8 @@
  * principal, the effect and AWS's own error message, the statement and the condition that decided,
  * the scenario steps that made the call and what their client saw.
  */
-import type { Decision } from "./iam";
-import { covers, outsideBlocks, type ProofResult, principalOf, rowText } from "./proof";
+import { type Decision, describeStatement, principalOf } from "./iam";
+import { covers, EVERYTHING, type ProofResult, rowText } from "./proof";
 import type { RehearsalReport, StageReport } from "./rehearse";
 
 /** The condition keys that decide, short: `LeadingKeys=APIKEY`, `SourceArn=…:alarm:X`. */
@@ -45,6 +45,46 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): T[][] {
   const groups = new Map<string, T[]>();
   for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
   return [...groups.values()];
+}
+
+/** What the callers of the failed steps saw, at most `shown` of them. */
+const callersSaw = (seen: readonly StageReport["scenario"][number][], shown: number) => [
+  ...seen
+    .slice(0, shown)
+    .map((check) => `what its caller saw: ${check.caller}: ${check.name} failed: ${firstLine(check.detail)}`),
+  ...(seen.length > shown ? [`and ${seen.length - shown} more checks failed the same way`] : []),
+];
+
+/**
+ * Requests the templates allow outside the matrix, one block per statement: a request several
+ * statements allow is the widest one's, however much it allows.
+ */
+function outsideBlocks(outside: readonly Decision[]): string[] {
+  const causes = (decision: Decision) =>
+    decision.allowedBy.some((ref) => ref.policy !== EVERYTHING.name)
+      ? decision.allowedBy.filter((ref) => ref.policy !== EVERYTHING.name).map((ref) => describeStatement(ref))
+      : [`a policy the evaluator did not name (${decision.result}: ${decision.explanation.slice(0, 200)})`];
+  const weight = new Map<string, number>();
+  for (const cause of outside.flatMap(causes)) weight.set(cause, (weight.get(cause) ?? 0) + 1);
+  const widest = (decision: Decision) =>
+    causes(decision).sort((a, b) => (weight.get(b) ?? 0) - (weight.get(a) ?? 0))[0] as string;
+  return groupBy(outside, widest).map((decisions) => {
+    const principals = [...new Set(decisions.map((decision) => principalOf(decision)))];
+    const requests = [
+      ...new Set(
+        decisions.map(
+          (d) =>
+            `${d.request.action} on ${d.request.resource}${Object.keys(d.request.context).length ? ` with ${JSON.stringify(d.request.context)}` : ""}`,
+        ),
+      ),
+    ];
+    return [
+      `the templates allow more than the access matrix: ${principals.join(", ")} ${principals.length === 1 ? "is" : "are"} allowed what no row of the access matrix covers`,
+      `allowed by: ${widest(decisions[0] as Decision)}`,
+      `requests (${requests.length}): ${requests.slice(0, 6).join("; ")}${requests.length > 6 ? `; and ${requests.length - 6} more` : ""}`,
+      "fix: remove or narrow the statement, or add a row with its reason to scripts/rehearse/accessMatrix.ts",
+    ].join("\n    ");
+  });
 }
 
 /** The explanation without the request's own values, so that calls failing for one reason group together. */
@@ -92,10 +132,7 @@ function stageFailures(stage: StageReport, areaOf: (decision: Decision) => strin
           ? [`scenario steps: ${steps.join("; ")} (${group.length} call${group.length === 1 ? "" : "s"})`]
           : []),
         ...(contexts.length > 1 ? [`also with: ${contexts.slice(1).join(", ")}`] : []),
-        ...seen
-          .slice(0, 6)
-          .map((check) => `what its caller saw: ${check.caller}: ${check.name} failed: ${firstLine(check.detail)}`),
-        ...(seen.length > 6 ? [`and ${seen.length - 6} more checks failed the same way`] : []),
+        ...callersSaw(seen, 6),
       ].join("\n    "),
     );
   }
@@ -128,10 +165,7 @@ function stageFailures(stage: StageReport, areaOf: (decision: Decision) => strin
               `scenario steps: ${error.steps.slice(0, 6).join("; ")}${error.steps.length > 6 ? ` and ${error.steps.length - 6} more` : ""}`,
             ]
           : []),
-        ...seen
-          .slice(0, 3)
-          .map((check) => `what its caller saw: ${check.caller}: ${check.name} failed: ${firstLine(check.detail)}`),
-        ...(seen.length > 3 ? [`and ${seen.length - 3} more checks failed the same way`] : []),
+        ...callersSaw(seen, 3),
       ].join("\n    "),
     );
   }
@@ -162,7 +196,7 @@ export function failureBlocks(
         return bound && JSON.stringify([bound.principal, bound.resources, bound.row.partitions]);
       }),
     ),
-    ...outsideBlocks(proof?.outside ?? [], "the templates allow more than the access matrix"),
+    ...outsideBlocks(proof?.outside ?? []),
     ...deniedRows.map(({ bound, decision }) =>
       [
         `access matrix row denied: ${rowText(bound)}`,

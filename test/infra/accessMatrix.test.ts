@@ -11,7 +11,8 @@ import { type AccessRow, accessMatrix } from "../../scripts/rehearse/accessMatri
 import { type AssemblyStack, type CfnTemplate, readAssembly, resourcesOf } from "../../scripts/rehearse/assembly";
 import { OTHER_ACCOUNT, rehearsalConfigurations } from "../../scripts/rehearse/configurations";
 import type { Decision } from "../../scripts/rehearse/iam";
-import { checkCalls, type ProofResult, principalOf, proveMatrix } from "../../scripts/rehearse/proof";
+import { principalOf } from "../../scripts/rehearse/iam";
+import { checkCalls, type ProofResult, proveMatrix } from "../../scripts/rehearse/proof";
 import { failureBlocks } from "../../scripts/rehearse/report";
 import { synthesizeAll } from "../../scripts/rehearse/synth";
 
@@ -60,6 +61,9 @@ const roleArn = (pathEnd: string): string => {
   return bound?.principal as string;
 };
 type Statement = Record<string, unknown>;
+/** A policy document property (`AssumeRolePolicyDocument`, `KeyPolicy`…) of a Staging resource, by construct path end. */
+const documentOf = (resources: Resources, pathEnd: string, property: string) =>
+  resources[idOf(pathEnd)]?.Properties?.[property] as { Statement: Statement[] };
 const statementsOf = (resources: Resources, role: string): Statement[] => {
   const [, policy] = resourcesOf({ Resources: resources }, "AWS::IAM::Policy").find(([, candidate]) =>
     JSON.stringify(candidate.Properties?.Roles).includes(`"${idOf(role)}"`),
@@ -146,7 +150,7 @@ describe("conditions and partitions are judged", () => {
 describe("every principal AWS would evaluate is asked", () => {
   it("fails a trust policy that adds the account root", async () => {
     const { failures } = await proveBroken((service) => {
-      const trust = service[idOf("GetPetRole")]?.Properties?.AssumeRolePolicyDocument as { Statement: Statement[] };
+      const trust = documentOf(service, "GetPetRole", "AssumeRolePolicyDocument");
       trust.Statement.push({
         Effect: "Allow",
         Principal: { AWS: "arn:aws:iam::111111111111:root" },
@@ -160,7 +164,7 @@ describe("every principal AWS would evaluate is asked", () => {
 
   it("fails a trust policy open to every principal of the account, which no role of the assembly needs to be", async () => {
     const { failures, allowed } = await proveBroken((service) => {
-      const trust = service[idOf("GetPetRole")]?.Properties?.AssumeRolePolicyDocument as { Statement: Statement[] };
+      const trust = documentOf(service, "GetPetRole", "AssumeRolePolicyDocument");
       trust.Statement.push({
         Effect: "Allow",
         Principal: { AWS: "*" },
@@ -177,16 +181,14 @@ describe("every principal AWS would evaluate is asked", () => {
 
   it("fails topic, key and table policies that grant another account", async () => {
     const { failures, allowed } = await proveBroken((service, data) => {
-      const topicPolicy = service[idOf("Monitoring/AlarmTopic/Policy")]?.Properties?.PolicyDocument as {
-        Statement: Statement[];
-      };
+      const topicPolicy = documentOf(service, "Monitoring/AlarmTopic/Policy", "PolicyDocument");
       topicPolicy.Statement.push({
         Effect: "Allow",
         Principal: { AWS: OTHER_ACCOUNT },
         Action: "sns:Publish",
         Resource: "*",
       });
-      const keyPolicy = service[idOf("Logs/Key")]?.Properties?.KeyPolicy as { Statement: Statement[] };
+      const keyPolicy = documentOf(service, "Logs/Key", "KeyPolicy");
       keyPolicy.Statement.push({
         Effect: "Allow",
         Principal: { AWS: `arn:aws:iam::${OTHER_ACCOUNT}:root` },
@@ -311,9 +313,7 @@ describe("ways the audit did not name", () => {
 
   it("fails a scheduler trust policy without its SourceAccount condition (the confused deputy)", async () => {
     const { allowed } = await proveBroken((service) => {
-      const trust = service[idOf("SyntheticCheck/SchedulerRole")]?.Properties?.AssumeRolePolicyDocument as {
-        Statement: Statement[];
-      };
+      const trust = documentOf(service, "SyntheticCheck/SchedulerRole", "AssumeRolePolicyDocument");
       delete (trust.Statement[0] as Statement).Condition;
     });
     expect(
@@ -324,9 +324,7 @@ describe("ways the audit did not name", () => {
 
   it("fails a federated principal in a trust policy, and a secret policy for another account", async () => {
     const { failures } = await proveBroken((service) => {
-      const trust = service[idOf("SyntheticCheck/CheckFunctionRole")]?.Properties?.AssumeRolePolicyDocument as {
-        Statement: Statement[];
-      };
+      const trust = documentOf(service, "SyntheticCheck/CheckFunctionRole", "AssumeRolePolicyDocument");
       trust.Statement.push({
         Effect: "Allow",
         Principal: { Federated: "arn:aws:iam::111111111111:oidc-provider/token.actions.githubusercontent.com" },
@@ -355,7 +353,7 @@ describe("ways the audit did not name", () => {
 
   it("fails a key policy opening the key to every principal of the account (kms:CallerAccount, which KMS always sends)", async () => {
     const { failures, allowed } = await proveBroken((service) => {
-      const keyPolicy = service[idOf("Logs/Key")]?.Properties?.KeyPolicy as { Statement: Statement[] };
+      const keyPolicy = documentOf(service, "Logs/Key", "KeyPolicy");
       keyPolicy.Statement.push({
         Effect: "Allow",
         Principal: { AWS: "*" },

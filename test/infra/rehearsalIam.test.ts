@@ -10,9 +10,9 @@ import { type AccessRow, accessMatrix } from "../../scripts/rehearse/accessMatri
 import type { CfnResource } from "../../scripts/rehearse/assembly";
 import { AwsStandIn, type RecordedCall, responseUrlRefusal } from "../../scripts/rehearse/awsStandIn";
 import { REHEARSAL_REGION, STAGING_ACCOUNT } from "../../scripts/rehearse/configurations";
-import { evaluate } from "../../scripts/rehearse/iam";
+import { evaluate, principalOf } from "../../scripts/rehearse/iam";
 import { functionPolicyOf, resourcePolicyOf, roleGrants } from "../../scripts/rehearse/policies";
-import { type BoundRow, covers, principalOf, wildcardMatch } from "../../scripts/rehearse/proof";
+import { type BoundRow, covers, wildcardMatch } from "../../scripts/rehearse/proof";
 import { KeyConditionError, queryPartitionKey, requestsOf } from "../../scripts/rehearse/requests";
 import type { Resolver } from "../../scripts/rehearse/resolve";
 import { handMadeResolver } from "../support/handMadeStack";
