@@ -140,7 +140,8 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
       requestsPerApiKey: 1500,
       // Several keys may share an address (offices, NAT), so an address gets more than one key.
       requestsPerIp: 3000,
-      blockedRequestsAlarmThreshold: 500,
+      // docs/alarms.md, "What pages and why", says why these values.
+      pageOnBlockedShare: { share: 0.1, minimumRequests: 500, periods: 2 },
     },
     logRetention: RetentionDays.ONE_YEAR,
     logRemovalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
@@ -161,6 +162,14 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
     settings: unconfiguredSettings,
   },
 };
+
+/**
+ * The table the stage's functions use: the restored table `<stage>:tableName` names (`npm run
+ * restore`, docs/deploy.md, "Restoring the table to a point in time"), else the data stack's own.
+ */
+export function servingTableName(config: Pick<StageConfig, "tableName" | "settings">): string {
+  return config.settings.tableName ?? config.tableName;
+}
 
 /** Each background function's reserved concurrency: one run of the synthetic check, one deploy's key provisioning. */
 export const BACKGROUND_RESERVED_CONCURRENCY = 1;

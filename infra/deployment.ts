@@ -62,6 +62,21 @@ export const deployedStages: Readonly<Record<DeployedStageName, DeployedStage>> 
  */
 export const alarmDeliveryTestAlarmName = (stage: DeployedStageName): string => `petstore-${stage}-alarm-delivery-test`;
 
+/**
+ * The subscription filter policy (FilterPolicyScope `MessageBody`) that keeps the delivery test's
+ * notification from every subscriber of a paging topic, so that the test publishes through the
+ * paging topics' own policy and key and still pages nobody. SNS applies a MessageBody policy to the
+ * JSON message CloudWatch publishes, whose `AlarmName` names the alarm; `anything-but` lets every
+ * other alarm through. https://docs.aws.amazon.com/sns/latest/dg/sns-message-filtering-scope.html,
+ * https://docs.aws.amazon.com/sns/latest/dg/string-value-matching.html (anything-but);
+ * the notification's fields: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Notify_Users_Alarm_Changes.html.
+ * The stack sets it on the subscriptions it creates (infra/stacks/monitoring.ts); `npm run
+ * alarms:verify` requires it on every confirmed subscription of a paging topic (scripts/alarmsVerify).
+ */
+export const alarmDeliveryTestFilterPolicy = (stage: DeployedStageName) => ({
+  AlarmName: [{ "anything-but": [alarmDeliveryTestAlarmName(stage)] }],
+});
+
 /** The account stack's CloudFormation name, in every account and region it is deployed to (infra/stacks/accountStack.ts). */
 export const ACCOUNT_STACK_NAME = "PetStore-Account";
 

@@ -8,7 +8,7 @@
  * reads context or the environment itself. Nothing is required: with no settings, `npm run synth`
  * works offline and produces environment-agnostic stacks.
  */
-import type { DeployedStageName } from "./deployment";
+import { type DeployedStageName, deployedStages } from "./deployment";
 
 export interface StageSettings {
   /** The 12-digit account the stage may be deployed to; deploying with another account's credentials fails. */
@@ -39,6 +39,12 @@ export interface StageSettings {
    * (infra/stacks/deliveryAccessStack.ts). Stages sharing an account must agree.
    */
   readonly githubOidcProviderArn?: string;
+  /**
+   * The table the stage's functions use instead of its data stack's own (`petstore-<stage>`): a table
+   * restored to a point in time by `npm run restore` (scripts/restore), which prints the value. The
+   * data stack keeps, and never deletes, its own table (infra/stacks/dataStack.ts).
+   */
+  readonly tableName?: string;
 }
 
 export interface CustomDomainSettings {
@@ -73,6 +79,7 @@ export const settingNames = [
   "ignoreRollbackAlarms",
   "apiGatewayCloudWatchRoleArn",
   "githubOidcProviderArn",
+  "tableName",
 ] as const;
 type SettingName = (typeof settingNames)[number];
 
@@ -125,7 +132,25 @@ const rules: Record<SettingName, { pattern: RegExp; many: boolean; expected: str
     many: false,
     expected: "the ARN of the account's IAM OIDC provider for token.actions.githubusercontent.com",
   },
+  // DynamoDB's own limits on a table name (3 to 255 of these characters):
+  // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
+  // tableNameProblem below also requires the stage's own prefix.
+  tableName: { pattern: /^[a-zA-Z0-9_.-]{3,255}$/, many: false, expected: "one DynamoDB table name" },
 };
+
+/**
+ * Why `name` cannot be the stage's table (`<stage>:tableName`), or undefined when it can: it must be
+ * the stage's own (`petstore-<stage>`, or a name that starts `petstore-<stage>-`), so that a setting
+ * copied from another stage can never point staging's functions at production's data.
+ */
+export function tableNameProblem(stage: DeployedStageName, name: string): string | undefined {
+  const own = deployedStages[stage].tableName;
+  if (!rules.tableName.pattern.test(name)) return `must be ${rules.tableName.expected}`;
+  if (name !== own && !name.startsWith(`${own}-`)) {
+    return `must be ${own} or start with ${own}- (the stage's own tables)`;
+  }
+  return undefined;
+}
 
 /**
  * One stage's settings. `context` looks a key up in CDK context; `environment` is only consulted for
@@ -168,6 +193,11 @@ export function readStageSettings(
   const [ignoreRollbackAlarms] = valid("ignoreRollbackAlarms");
   const [apiGatewayCloudWatchRoleArn] = valid("apiGatewayCloudWatchRoleArn");
   const [githubOidcProviderArn] = valid("githubOidcProviderArn");
+  const [tableName] = valid("tableName");
+  const tableProblem = tableName === undefined ? undefined : tableNameProblem(stage, tableName);
+  if (tableProblem) {
+    throw new SettingsError(`Invalid deployment setting ${contextKey(stage, "tableName")}: ${tableProblem}.`);
+  }
   for (const [name, arn] of [
     ["apiGatewayCloudWatchRoleArn", apiGatewayCloudWatchRoleArn],
     ["githubOidcProviderArn", githubOidcProviderArn],
@@ -188,6 +218,7 @@ export function readStageSettings(
     ...(ignoreRollbackAlarms === "true" ? { ignoreRollbackAlarms: true as const } : {}),
     ...(apiGatewayCloudWatchRoleArn === undefined ? {} : { apiGatewayCloudWatchRoleArn }),
     ...(githubOidcProviderArn === undefined ? {} : { githubOidcProviderArn }),
+    ...(tableName === undefined ? {} : { tableName }),
   };
 }
 

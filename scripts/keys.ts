@@ -3,7 +3,7 @@
  * its hash is stored. Talks to the local DynamoDB unless --stage names a deployed stage, whose
  * table it finds in the stage's stack outputs with the caller's AWS credentials and region.
  *
- *   npm run keys -- create --name NAME [--synthetic] [--quiet] [--stage staging|prod [--table NAME] [--region R]]
+ *   npm run keys -- create --name NAME [--synthetic [--expires-in 1h]] [--quiet] [--stage staging|prod [--table NAME] [--region R]]
  *   npm run keys -- list [--stage …]
  *   npm run keys -- revoke KEY_ID [--stage …]
  *
@@ -17,7 +17,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { type DeployedStageName, deployedStages, STACK_OUTPUTS } from "../infra/deployment";
 import { contextKey, SettingsError } from "../infra/settings";
-import { type ApiKeyRecord, issueApiKey } from "../lib/auth/apiKeys";
+import { type ApiKeyRecord, issueApiKey, SYNTHETIC_KEY_LIFETIME_SECONDS } from "../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { KEY_CACHE_TTL_MS } from "../lib/auth/verifier";
 import { SYNTHETIC_PET_RETENTION_SECONDS } from "../lib/pets/collection";
@@ -48,7 +48,9 @@ const usage = `Usage:
   npm run keys -- create --name NAME [--quiet]   issue a key; prints it once (--quiet: only the key, for
                    [--synthetic]                 KEY=$(npm run -s keys -- create --name NAME --quiet)); --synthetic:
                                                  a key for checks (smoke runs): its pets are seen by no other
-                                                 key and expire after ${SYNTHETIC_PET_RETENTION_SECONDS / 3600} h
+                                                 key and expire after ${SYNTHETIC_PET_RETENTION_SECONDS / 3600} h; the key itself after ${SYNTHETIC_KEY_LIFETIME_SECONDS / 86400} days
+                   [--expires-in DURATION]       with --synthetic: the key expires sooner, e.g. 1h, 90m, 7d (s, m, h, d;
+                                                 at most ${SYNTHETIC_KEY_LIFETIME_SECONDS / 86400}d)
   npm run keys -- list                           list keys: ${listColumns.map((column) => column.title.toLowerCase()).join(", ")}
   npm run keys -- revoke KEY_ID                  revoke a key; it stops working within ${(2 * KEY_CACHE_TTL_MS) / 1000} s
 Options:
@@ -89,6 +91,8 @@ export type KeysCommand =
       readonly name: string;
       readonly quiet: boolean;
       readonly synthetic: boolean;
+      /** --expires-in, in seconds; absent: the default lifetime (synthetic keys only). */
+      readonly lifetimeSeconds?: number;
       readonly target: KeysTarget;
     }
   | { readonly command: "list"; readonly target: KeysTarget }
@@ -101,6 +105,29 @@ const stageAliases: Readonly<Record<string, DeployedStageName | "local">> = {
   production: "prod",
 };
 
+const durationUnits: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/**
+ * A key's lifetime from --expires-in: a whole number and a unit (`90s`, `30m`, `1h`, `30d`), above 0
+ * and at most a synthetic key's default lifetime: the option only shortens it, since a long-lived
+ * synthetic key is what the default already limits (lib/auth/apiKeys.ts).
+ */
+export function parseExpiresIn(text: string): number {
+  const match = /^([0-9]{1,9})([smhd])$/.exec(text);
+  const seconds = match ? Number(match[1]) * (durationUnits[match[2] as string] as number) : 0;
+  if (seconds <= 0) {
+    throw new UsageError(
+      `--expires-in must be a whole number above 0 and a unit, s, m, h or d (for example 1h or 30d), not "${text}".`,
+    );
+  }
+  if (seconds > SYNTHETIC_KEY_LIFETIME_SECONDS) {
+    throw new UsageError(
+      `--expires-in can be at most ${SYNTHETIC_KEY_LIFETIME_SECONDS / 86_400}d, a synthetic key's longest lifetime, not "${text}".`,
+    );
+  }
+  return seconds;
+}
+
 /** Reads the command line; `env` supplies the local defaults (a deployed stage ignores them). */
 export function parseKeysArguments(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): KeysCommand {
   const { values, positionals } = parseArgs({
@@ -110,6 +137,7 @@ export function parseKeysArguments(argv: readonly string[], env: NodeJS.ProcessE
       name: { type: "string" },
       quiet: { type: "boolean", default: false },
       synthetic: { type: "boolean", default: false },
+      "expires-in": { type: "string" },
       stage: { type: "string" },
       endpoint: { type: "string" },
       table: { type: "string" },
@@ -150,15 +178,28 @@ export function parseKeysArguments(argv: readonly string[], env: NodeJS.ProcessE
     };
   }
 
+  const expiresIn = values["expires-in"];
+  if (expiresIn !== undefined && command !== "create") throw new UsageError("--expires-in is an option of create.");
   switch (command) {
-    case "create":
+    case "create": {
       if (!values.name) throw new UsageError("create needs --name NAME (who or what the key is for).");
       // npm start revokes the keys it made at its next start, and knows them by this name.
       if (target.kind === "local" && isNpmStartKeyName(values.name))
         throw new UsageError(
           `"${values.name}" is the name npm start gives the keys it makes and revokes at its next start; choose another name.`,
         );
-      return { command, name: values.name, quiet: values.quiet, synthetic: values.synthetic, target };
+      // Ordinary keys never expire (lib/auth/apiKeys.ts); checked before the value, the first thing to fix.
+      if (expiresIn !== undefined && !values.synthetic)
+        throw new UsageError("--expires-in is for synthetic keys (--synthetic); ordinary keys do not expire.");
+      return {
+        command,
+        name: values.name,
+        quiet: values.quiet,
+        synthetic: values.synthetic,
+        ...(expiresIn === undefined ? {} : { lifetimeSeconds: parseExpiresIn(expiresIn) }),
+        target,
+      };
+    }
     case "list":
       return { command, target };
     case "revoke": {
@@ -272,14 +313,21 @@ export async function runKeys(
     const { store } = opened;
     switch (parsed.command) {
       case "create": {
-        const { key, record } = await issueApiKey(store, target.stage, parsed.name, { synthetic: parsed.synthetic });
+        const { key, record } = await issueApiKey(store, target.stage, parsed.name, {
+          synthetic: parsed.synthetic,
+          ...(parsed.lifetimeSeconds === undefined ? {} : { lifetimeSeconds: parsed.lifetimeSeconds }),
+        });
+        // Only synthetic keys expire (lib/auth/apiKeys.ts); whoever stores one must know when.
+        const expiry = record.expiresAt === undefined ? "" : `It expires at ${record.expiresAt}.`;
         if (parsed.quiet) {
           const notice = npmBannerWarning(process.env, Boolean(process.stdout.isTTY));
           if (notice) warn(notice);
+          // Standard error: standard output is the key alone, for a pipe.
+          if (expiry) warn(`keys: synthetic key ${record.keyId} created. ${expiry}`);
           print(key);
         } else {
           print(
-            `Created ${record.synthetic ? "synthetic key " : ""}${record.keyId} (${record.name}) ${opened.where}. The key is shown once; store it now:\n${key}`,
+            `Created ${record.synthetic ? "synthetic key " : ""}${record.keyId} (${record.name}) ${opened.where}.${expiry ? ` ${expiry}` : ""} The key is shown once; store it now:\n${key}`,
           );
         }
         return;

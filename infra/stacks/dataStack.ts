@@ -16,21 +16,46 @@
  * the table then fails instead of silently creating a new, empty one ("CloudFormation can't update a
  * stack when a custom-named resource requires replacing":
  * https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-name.html).
+ *
+ * A point-in-time restore (`npm run restore`, scripts/restore) makes a new table, never this one, and
+ * the stage switches to it with the `<stage>:tableName` setting: the service stack then finds the
+ * restored table by that name, and this stack stays exactly as it is, so the switch can neither
+ * delete nor replace the old table (test/infra/restoredTable.test.ts). The restored table is managed
+ * by no stack; the command gives it this table's settings (stageTableSettings below).
  */
 import { Stack, type StackProps } from "aws-cdk-lib";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import type { Construct } from "constructs";
 import { petTable, TTL_ATTRIBUTE } from "../../lib/db/table";
 import type { StageConfig } from "../config";
+import { costTags } from "../tags";
 
 const keyType = (type: "S" | "N") => (type === "S" ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER);
+
+/**
+ * What the stage's table has beyond its keys, indexes and items: what this stack gives its table and
+ * what `npm run restore` gives a restored one, which DynamoDB restores without TTL, point-in-time
+ * recovery, tags or deletion protection
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_RestoreTableToPointInTime.html).
+ * The tags are the stage's cost tags, which this stack's table gets from its stage (./petStoreStack.ts).
+ */
+export function stageTableSettings(config: Pick<StageConfig, "stage" | "table">) {
+  return {
+    timeToLiveAttribute: TTL_ATTRIBUTE,
+    pointInTimeRecoveryDays: config.table.pointInTimeRecoveryDays,
+    deletionProtection: config.table.deletionProtection,
+    tags: costTags([config.stage]),
+  } as const;
+}
 
 /**
  * The stage's table as it is defined, for the data stack and for tests that define it elsewhere (the
  * release check's, which move it to prove that a new logical id is refused).
  */
 export function petTableProps(config: StageConfig): dynamodb.TablePropsV2 {
+  const settings = stageTableSettings(config);
   return {
+    // Always the stage's fixed name, also when the stage uses a restored table (`<stage>:tableName`).
     tableName: config.tableName,
     partitionKey: { name: petTable.partitionKey.name, type: keyType(petTable.partitionKey.type) },
     sortKey: { name: petTable.sortKey.name, type: keyType(petTable.sortKey.type) },
@@ -43,11 +68,11 @@ export function petTableProps(config: StageConfig): dynamodb.TablePropsV2 {
     })),
     pointInTimeRecoverySpecification: {
       pointInTimeRecoveryEnabled: true,
-      recoveryPeriodInDays: config.table.pointInTimeRecoveryDays,
+      recoveryPeriodInDays: settings.pointInTimeRecoveryDays,
     },
-    deletionProtection: config.table.deletionProtection,
+    deletionProtection: settings.deletionProtection,
     removalPolicy: config.table.removalPolicy,
-    timeToLiveAttribute: TTL_ATTRIBUTE,
+    timeToLiveAttribute: settings.timeToLiveAttribute,
   };
 }
 

@@ -138,7 +138,11 @@ export function githubEnvironmentSubject(repository: string, environment: string
  * generates, and lambda:GetAccountSettings accepts no resource but `*`. Each is acknowledged on the
  * role, by the finding's own id (cdk-nag writes an intrinsic as `<Ref>`).
  */
-function acknowledgePreflightWildcards(role: iam.Role, statements: readonly iam.PolicyStatement[]): void {
+function acknowledgePreflightWildcards(
+  role: iam.Role,
+  statements: readonly iam.PolicyStatement[],
+  reason = "Read-only pre-flight calls (npm run preflight): a stack ARN ends in the id CloudFormation generates, a function name in the suffix it generates, and lambda:GetAccountSettings has no resource but *.",
+): void {
   const stack = Stack.of(role);
   const render = (resource: string): string => {
     const resolved = stack.resolve(resource) as unknown;
@@ -157,8 +161,7 @@ function acknowledgePreflightWildcards(role: iam.Role, statements: readonly iam.
   Validations.of(role).acknowledge(
     ...[...wildcards].map((resource) => ({
       id: `AwsSolutions::AwsSolutions-IAM5[Resource::${resource}]`,
-      reason:
-        "Read-only pre-flight calls (npm run preflight): a stack ARN ends in the id CloudFormation generates, a function name in the suffix it generates, and lambda:GetAccountSettings has no resource but *.",
+      reason,
     })),
   );
 }
@@ -305,13 +308,15 @@ export function alarmDeliveryTestStatements(
   scope: Construct,
   stage: DeployedStage,
   region: string | undefined,
+  settings?: Pick<StageSettings, "alarmTopicArn">,
 ): iam.PolicyStatement[] {
+  const stack = Stack.of(scope);
   return [
     new iam.PolicyStatement({
       sid: "AlarmDeliveryTest",
       actions: ["cloudwatch:SetAlarmState", "cloudwatch:DescribeAlarmHistory"],
       resources: [
-        Stack.of(scope).formatArn({
+        stack.formatArn({
           service: "cloudwatch",
           resource: "alarm",
           resourceName: alarmDeliveryTestAlarmName(stage.stage),
@@ -319,6 +324,31 @@ export function alarmDeliveryTestStatements(
           ...(region === undefined ? {} : { region }),
         }),
       ],
+    }),
+    // Before it sets the alarm off, the command lists each paging topic's subscriptions: at least one
+    // must be confirmed, and each confirmed one must filter the test out. The stage's own topic is
+    // named by CloudFormation `<stack name>-<logical id>-<suffix>` (its ARN is the stack output the
+    // command reads with the Preflight policy's cloudformation:DescribeStacks); the existing topic
+    // is the one the stage's settings name. ListSubscriptionsByTopic takes the topic as its resource
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsns.html).
+    new iam.PolicyStatement({
+      sid: "AlarmDeliveryTestSubscriptions",
+      actions: ["sns:ListSubscriptionsByTopic"],
+      resources: [
+        stack.formatArn({
+          service: "sns",
+          resource: `${stage.stackName}-MonitoringAlarmTopic*`,
+          ...(region === undefined ? {} : { region }),
+        }),
+        ...(settings?.alarmTopicArn ? [settings.alarmTopicArn] : []),
+      ],
+    }),
+    // A subscription's filter policy: GetSubscriptionAttributes names no resource type in the Service
+    // Authorization Reference (same page), so only `*` allows it; it reads, never changes.
+    new iam.PolicyStatement({
+      sid: "AlarmDeliveryTestFilterPolicies",
+      actions: ["sns:GetSubscriptionAttributes"],
+      resources: ["*"],
     }),
   ];
 }
@@ -347,6 +377,7 @@ export class DeliveryAccessStack extends Stack {
     for (const stage of config.stages) {
       const region = props.stageRegions?.[stage.stage];
       const preflight = preflightStatements(this, stage, props.stageSettings?.[stage.stage], region);
+      const alarmDeliveryTest = alarmDeliveryTestStatements(this, stage, region, props.stageSettings?.[stage.stage]);
       const role = new iam.Role(this, `${stage.id}DeployRole`, {
         description: `GitHub Actions deploys of ${stage.stackName} from ${config.githubRepository}, environment ${stage.githubEnvironment}`,
         maxSessionDuration: DEPLOY_SESSION_DURATION,
@@ -365,12 +396,15 @@ export class DeliveryAccessStack extends Stack {
             ],
           }),
           Preflight: new iam.PolicyDocument({ statements: preflight }),
-          AlarmDeliveryTest: new iam.PolicyDocument({
-            statements: alarmDeliveryTestStatements(this, stage, region),
-          }),
+          AlarmDeliveryTest: new iam.PolicyDocument({ statements: alarmDeliveryTest }),
         },
       });
       acknowledgePreflightWildcards(role, preflight);
+      acknowledgePreflightWildcards(
+        role,
+        alarmDeliveryTest,
+        "Read-only calls of npm run alarms:verify: the stage's alarm topic is named by CloudFormation with a generated suffix, and sns:GetSubscriptionAttributes has no resource but *.",
+      );
       roles.set(stage.githubEnvironment, role);
       new CfnOutput(this, `${stage.id}DeployRoleArn`, {
         value: role.roleArn,

@@ -6,7 +6,8 @@
  * - a body-size rule: a body over the API's limit is answered 413 before any function runs;
  * - AWS managed rule groups: IP reputation, known bad inputs, and the core rule set.
  * Every answer is the API's Error body, taken from ./gatewayErrors.ts. Its metrics go on the stage's
- * dashboard, and an alarm fires on a burst of blocked requests.
+ * dashboard. An alarm pages when the other rules block a large share of the stage's requests (an
+ * attack, or a rule refusing real clients); a client over its rate limit does not page.
  */
 import { Duration, Stack } from "aws-cdk-lib";
 import type * as apigateway from "aws-cdk-lib/aws-apigateway";
@@ -28,8 +29,18 @@ export interface EdgeProtectionConfig {
   readonly requestsPerApiKey: number;
   /** Requests one client address may send per window, with or without a key. */
   readonly requestsPerIp: number;
-  /** Requests the firewall may block in 5 minutes before the `EdgeBlockedRequests` alarm fires. */
-  readonly blockedRequestsAlarmThreshold: number;
+  /**
+   * When the firewall's blocks page (the `EdgeBlockedShare` alarm): the share of the stage's requests
+   * that the rules other than the rate limits blocked, in each of `periods` 5-minute periods in a row
+   * with at least `minimumRequests` requests. One client over its rate limit never pages: that is
+   * its problem, on the dashboard and in its rule's metric (docs/alarms.md, "What pages and why").
+   */
+  readonly pageOnBlockedShare: {
+    /** A fraction, e.g. 0.1 for 10%. */
+    readonly share: number;
+    readonly minimumRequests: number;
+    readonly periods: number;
+  };
 }
 
 export interface EdgeProtectionProps {
@@ -50,6 +61,60 @@ export const EDGE_RULES = {
   knownBadInputs: "AWSManagedRulesKnownBadInputsRuleSet",
   coreRuleSet: "AWSManagedRulesCommonRuleSet",
 } as const;
+
+/**
+ * The rules whose blocks are one client over its own budget (per key, per address): visible on the
+ * dashboard and in their own metrics, never part of the paging alarm's expression.
+ */
+export const RATE_LIMIT_RULES: readonly string[] = [EDGE_RULES.ratePerIp, EDGE_RULES.ratePerApiKey];
+
+/** The web ACL's name, which its CloudWatch metrics carry as the `WebACL` dimension. */
+export const webAclName = (stage: string): string => `petstore-${stage}`;
+
+/**
+ * One metric of the stage's web ACL: a rule's (its visibility metric name is the `Rule` dimension)
+ * or the whole ACL's (`ALL`). https://docs.aws.amazon.com/waf/latest/developerguide/waf-metrics.html
+ */
+export function wafMetric(
+  scope: Construct,
+  stage: string,
+  metricName: "AllowedRequests" | "BlockedRequests",
+  rule: string,
+  label?: string,
+): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: "AWS/WAFV2",
+    metricName,
+    dimensionsMap: { WebACL: webAclName(stage), Region: Stack.of(scope).region, Rule: rule },
+    statistic: "Sum",
+    period: EDGE_METRIC_PERIOD,
+    ...(label === undefined ? {} : { label }),
+  });
+}
+
+const EDGE_METRIC_PERIOD = Duration.minutes(5);
+
+/**
+ * Requests the per-key and per-address rate limits refused, per 5 minutes: one client over its own
+ * budget. API Gateway counts them among its 4xx (WAF answers for API Gateway, which still sees and
+ * logs the request: https://repost.aws/questions/QUT-Ts0igfSrCdZdWeuzwLCA), so the client error
+ * alarm takes them out (infra/stacks/monitoring.ts). FILL: a rule that blocked nothing publishes no
+ * data point.
+ */
+export function rateLimitedRequests(scope: Construct, stage: string): cloudwatch.MathExpression {
+  const ids = RATE_LIMIT_RULES.map((_, index) => `limited${index}`);
+  return new cloudwatch.MathExpression({
+    expression: ids.map((id) => `FILL(${id}, 0)`).join(" + "),
+    usingMetrics: Object.fromEntries(
+      RATE_LIMIT_RULES.map((rule, index) => [ids[index], wafMetric(scope, stage, "BlockedRequests", rule)]),
+    ),
+    label: "refused by the rate limits",
+    period: EDGE_METRIC_PERIOD,
+  });
+}
+
+/** The alarm that pages on the firewall's blocks; its id is also the first column of docs/alarms.md's table. */
+export const EDGE_PAGING_ALARM_ID = "EdgeBlockedShare";
 
 /**
  * The body sizes AWS WAF can be told to inspect for API Gateway (the default is 16 KB); a larger
@@ -80,7 +145,6 @@ export class EdgeProtection extends Construct {
   constructor(scope: Construct, id: string, props: EdgeProtectionProps) {
     super(scope, id);
     const { stage, api, config, maxBodyBytes, monitoring } = props;
-    const webAclName = `petstore-${stage}`;
     const visibility = (metricName: string): wafv2.CfnWebACL.VisibilityConfigProperty => ({
       cloudWatchMetricsEnabled: true,
       metricName,
@@ -129,11 +193,11 @@ export class EdgeProtection extends Construct {
     });
 
     this.webAcl = new wafv2.CfnWebACL(this, "WebAcl", {
-      name: webAclName,
+      name: webAclName(stage),
       description: `Edge firewall of the Pet Store ${stage} API`,
       scope: "REGIONAL",
       defaultAction: { allow: {} },
-      visibilityConfig: visibility(webAclName),
+      visibilityConfig: visibility(webAclName(stage)),
       customResponseBodies: {
         [BODY_KEYS.tooManyRequests]: {
           contentType: "APPLICATION_JSON",
@@ -220,24 +284,41 @@ export class EdgeProtection extends Construct {
       webAclArn: this.webAcl.attrArn,
     });
 
-    const period = Duration.minutes(5);
-    const wafMetric = (metricName: string, rule: string, label?: string) =>
-      new cloudwatch.Metric({
-        namespace: "AWS/WAFV2",
-        metricName,
-        dimensionsMap: { WebACL: webAclName, Region: Stack.of(this).region, Rule: rule },
-        statistic: "Sum",
-        period,
-        ...(label === undefined ? {} : { label }),
-      });
+    const period = EDGE_METRIC_PERIOD;
+    const metric = (metricName: "AllowedRequests" | "BlockedRequests", rule: string, label?: string) =>
+      wafMetric(this, stage, metricName, rule, label);
 
-    this.blockedRequestsAlarm = new cloudwatch.Alarm(this, "EdgeBlockedRequests", {
-      alarmDescription: `The edge firewall blocked more than ${config.blockedRequestsAlarmThreshold} requests in 5 minutes. The dashboard's "Edge firewall" graph shows which rule: rate limits mean one client (or key) is flooding; managed rules mean an attack, or a client whose requests look like one. AWS WAF's sampled requests (console) show the requests.`,
-      metric: wafMetric("BlockedRequests", "ALL"),
-      threshold: config.blockedRequestsAlarmThreshold,
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      // No data means nothing was blocked.
+    // Rule metrics carry the rule's visibility metric name as the `Rule` dimension; `ALL` is the
+    // whole web ACL. https://docs.aws.amazon.com/waf/latest/developerguide/waf-metrics.html
+    // The paging expression reads only the non-rate-limit rules' blocks and the allowed requests:
+    // a key flooding at any multiple of its limit adds nothing to it, so it can neither trip the
+    // alarm nor dilute the share and hide an attack. FILL(…, 0): a rule that blocked nothing
+    // publishes no data point. IF: below the minimum volume a few blocked scanners are no share.
+    // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html
+    const paging = config.pageOnBlockedShare;
+    const pagingRules = Object.entries(EDGE_RULES).filter(([, rule]) => !RATE_LIMIT_RULES.includes(rule));
+    const blocked = pagingRules.map(([id]) => `FILL(${id}, 0)`).join(" + ");
+    const volume = `FILL(allowed, 0) + ${blocked}`;
+    const blockedShare = new cloudwatch.MathExpression({
+      expression: `IF(${volume} >= ${paging.minimumRequests}, (${blocked}) / (${volume}), 0)`,
+      usingMetrics: {
+        allowed: metric("AllowedRequests", "ALL"),
+        ...Object.fromEntries(pagingRules.map(([id, rule]) => [id, metric("BlockedRequests", rule)])),
+      },
+      label: "share blocked by the non-rate-limit rules",
+      period,
+    });
+    const rateLimits = {
+      [EDGE_RULES.ratePerApiKey]: config.requestsPerApiKey,
+      [EDGE_RULES.ratePerIp]: config.requestsPerIp,
+    };
+    this.blockedRequestsAlarm = new cloudwatch.Alarm(this, EDGE_PAGING_ALARM_ID, {
+      alarmDescription: `The edge firewall's rules other than the rate limits (${pagingRules.map(([, rule]) => rule).join(", ")}) blocked ${paging.share * 100}% or more of the stage's requests, ${paging.periods} periods of 5 minutes in a row with at least ${paging.minimumRequests} requests: an attack, or a managed rule refusing real clients. The dashboard's "Edge firewall" graph shows which rule; AWS WAF's sampled requests (console) show the requests (docs/alarms.md).`,
+      metric: blockedShare,
+      threshold: paging.share,
+      evaluationPeriods: paging.periods,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      // No data means no traffic, and no traffic is the synthetic check's to catch.
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     monitoring.notify(this.blockedRequestsAlarm);
@@ -245,9 +326,23 @@ export class EdgeProtection extends Construct {
     monitoring.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: "Edge firewall (AWS WAF)",
-        left: [wafMetric("AllowedRequests", "ALL", "allowed"), wafMetric("BlockedRequests", "ALL", "blocked")],
-        right: Object.values(EDGE_RULES).map((rule) => wafMetric("BlockedRequests", rule, `blocked: ${rule}`)),
+        left: [metric("AllowedRequests", "ALL", "allowed"), metric("BlockedRequests", "ALL", "blocked")],
+        right: Object.values(EDGE_RULES).map((rule) => metric("BlockedRequests", rule, `blocked: ${rule}`)),
         width: 24,
+      }),
+      new cloudwatch.GraphWidget({
+        title: `Edge: share blocked by the non-rate-limit rules (pages at ${paging.share * 100}%)`,
+        left: [blockedShare],
+        leftAnnotations: [{ value: paging.share, label: EDGE_PAGING_ALARM_ID }],
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        // A client over its budget gets 429s with Retry-After; it is that client's to slow down.
+        title: "Edge: clients over their rate limit (not a page)",
+        left: Object.entries(rateLimits).map(([rule, limit]) =>
+          metric("BlockedRequests", rule, `${rule}: over ${limit} per ${config.rateLimitWindowSeconds} s`),
+        ),
+        width: 12,
       }),
     );
   }

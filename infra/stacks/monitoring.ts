@@ -18,7 +18,7 @@ import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import { Construct } from "constructs";
 import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
-import { alarmDeliveryTestAlarmName, type DeployedStageName } from "../deployment";
+import { alarmDeliveryTestAlarmName, alarmDeliveryTestFilterPolicy, type DeployedStageName } from "../deployment";
 import { contextKey, type StageSettings } from "../settings";
 
 export interface MonitoringConfig {
@@ -79,6 +79,12 @@ export interface MonitoringProps {
   readonly config: MonitoringConfig;
   /** Where alarms go besides the stage's own topic (infra/settings.ts). */
   readonly destinations: Pick<StageSettings, "alarmEmails" | "alarmTopicArn">;
+  /**
+   * Requests the edge firewall's rate limits refused (infra/stacks/edgeProtection.ts), when the stage
+   * has one: one client over its own budget is that client's problem, so they are taken out of the
+   * client error alarm (docs/alarms.md).
+   */
+  readonly rateLimitedRequests?: cloudwatch.IMetric;
   /** What happens to the topic's key when the stage is destroyed (a KMS key is retained by default). */
   readonly keyRemovalPolicy?: RemovalPolicy;
 }
@@ -141,7 +147,10 @@ export class Monitoring extends Construct {
    * not a page. Nothing subscribes to it by default (docs/alarms.md).
    */
   readonly deploymentEventsTopic: sns.Topic;
-  /** Named `alarmDeliveryTestAlarmName(stage)`; notifies the deployment events topic only. */
+  /**
+   * Named `alarmDeliveryTestAlarmName(stage)`; its ALARM notifies every paging topic (whose
+   * subscriptions filter it out), its OK the deployment events topic only.
+   */
   readonly deliveryTestAlarm: cloudwatch.Alarm;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly dashboard: cloudwatch.Dashboard;
@@ -199,14 +208,15 @@ export class Monitoring extends Construct {
     });
     allowThisAccountsAlarmsToPublish(this.deploymentEventsTopic);
 
-    // Published exactly as the paging alarms are (same key, same topic policy statement), but to the
-    // topic that pages nobody: `npm run alarms:verify` sets it to ALARM after each deploy and reads
-    // in its history whether the notification was published (docs/alarms.md). Nothing publishes
-    // its metric, and missing data is not breaching, so it never fires by itself.
+    // Published through the paging topics themselves (their policies, their key): `npm run
+    // alarms:verify` sets it to ALARM after each deploy and reads in its history whether each
+    // paging topic accepted its notification (docs/alarms.md). Every subscription the stack creates
+    // drops that notification (alarmDeliveryTestFilterPolicy, below), so it pages nobody. Nothing
+    // publishes its metric, and missing data is not breaching, so it never fires by itself.
     this.deliveryTestAlarm = new cloudwatch.Alarm(this, "AlarmDeliveryTest", {
       alarmName: alarmDeliveryTestAlarmName(stage),
       alarmDescription:
-        "Not a page: proves that alarm notifications reach their encrypted topic. npm run alarms:verify sets it to ALARM " +
+        "Not a page: proves that alarm notifications reach the paging topics, whose subscriptions filter it out. npm run alarms:verify sets it to ALARM " +
         "after each deploy and back to OK; nothing else ever does (docs/alarms.md).",
       metric: new cloudwatch.Metric({
         namespace: METRICS_NAMESPACE,
@@ -220,16 +230,23 @@ export class Monitoring extends Construct {
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
-    const recordEvent = new cloudwatchActions.SnsAction(this.deploymentEventsTopic);
-    this.deliveryTestAlarm.addAlarmAction(recordEvent);
-    this.deliveryTestAlarm.addOkAction(recordEvent);
 
     const { alarmEmails, alarmTopicArn } = props.destinations;
-    for (const email of alarmEmails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+    for (const email of alarmEmails) {
+      const subscription = this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+      // Drops the delivery test's notification, by the alarm name in the message body (infra/deployment.ts).
+      const cfn = subscription.node.defaultChild as sns.CfnSubscription;
+      cfn.filterPolicyScope = "MessageBody";
+      cfn.filterPolicy = alarmDeliveryTestFilterPolicy(stage);
+    }
     this.alarmTopics = [
       this.topic,
       ...(alarmTopicArn ? [sns.Topic.fromTopicArn(this, "ExistingAlarmTopic", alarmTopicArn)] : []),
     ];
+    for (const topic of this.alarmTopics) this.deliveryTestAlarm.addAlarmAction(new cloudwatchActions.SnsAction(topic));
+    // Its return to OK is a record of the test's end, on the topic that pages nobody, and never
+    // counts as proof: the command counts only this run's ALARM notification.
+    this.deliveryTestAlarm.addOkAction(new cloudwatchActions.SnsAction(this.deploymentEventsTopic));
     if (config.requireAlarmDestination && alarmEmails.length === 0 && !alarmTopicArn) {
       Annotations.of(this).addWarningV2(
         NO_ALARM_DESTINATION_WARNING,
@@ -291,6 +308,21 @@ export class Monitoring extends Construct {
         period: PERIOD,
       });
     const requests = api.metricCount({ statistic: "Sum", period: PERIOD });
+    /**
+     * The 4xx share without the requests the edge's rate limits refused, on both sides: a key at any
+     * multiple of its limit is that client's problem, not a page (docs/alarms.md, "What pages").
+     */
+    const clientErrorShare = () => {
+      const errors = api.metricClientError({ statistic: "Sum", period: PERIOD });
+      if (!props.rateLimitedRequests) return whenBusy("errors / count", { count: requests, errors }, "4xx share");
+      const limited = "FILL(limited, 0)";
+      return new cloudwatch.MathExpression({
+        expression: `IF(count - ${limited} >= ${config.minimumRequests}, IF(errors > ${limited}, (errors - ${limited}) / (count - ${limited}), 0), 0)`,
+        usingMetrics: { count: requests, errors, limited: props.rateLimitedRequests },
+        label: "4xx share, rate-limited requests left out",
+        period: PERIOD,
+      });
+    };
     const busyFor = `with at least ${config.minimumRequests} requests`;
 
     alarm(
@@ -307,11 +339,7 @@ export class Monitoring extends Construct {
     alarm(
       "ClientErrorRate",
       `More than ${config.clientErrorRate * 100}% of requests answered 4xx for 10 minutes (${busyFor} each 5 minutes): throttling (429), firewall blocks, or clients failing. Access logs: status by ip and errorType (docs/alarms.md).`,
-      whenBusy(
-        "errors / count",
-        { count: requests, errors: api.metricClientError({ statistic: "Sum", period: PERIOD }) },
-        "4xx share",
-      ),
+      clientErrorShare(),
       config.clientErrorRate,
       2,
     );

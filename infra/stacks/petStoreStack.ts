@@ -16,13 +16,13 @@ import type { Construct } from "constructs";
 import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
 import { type TableArea, tableAreas } from "../../lib/db/table";
 import { API_BASE_PATH, type DynamoAction, type RouteDefinition, routeList } from "../../lib/routes";
-import { BACKGROUND_RESERVED_CONCURRENCY, type StageConfig } from "../config";
+import { BACKGROUND_RESERVED_CONCURRENCY, type StageConfig, servingTableName } from "../config";
 import { STACK_OUTPUTS } from "../deployment";
 import { costTags, tagResources } from "../tags";
 import { accessLogFormat } from "./accessLog";
 import { CustomDomain } from "./customDomain";
 import { PetStoreDataStack } from "./dataStack";
-import { EdgeProtection } from "./edgeProtection";
+import { EdgeProtection, rateLimitedRequests } from "./edgeProtection";
 import { cdkBundling } from "./functionBundling";
 import { GatewayErrors } from "./gatewayErrors";
 import { Monitoring } from "./monitoring";
@@ -78,8 +78,9 @@ export class PetStoreStack extends Stack {
       removalPolicy: config.logRemovalPolicy,
     });
 
-    // By name, not by a cross-stack reference: nothing here can make CloudFormation replace it.
-    this.table = dynamodb.TableV2.fromTableName(this, "Table", config.tableName);
+    // By name, not by a cross-stack reference: nothing here can make CloudFormation replace it. A
+    // restored table (`<stage>:tableName`) is switched to by name too, leaving the data stack as it is.
+    this.table = dynamodb.TableV2.fromTableName(this, "Table", servingTableName(config));
 
     const accessLogs = this.logs.logGroup(this, "AccessLogs");
     const { customDomain } = config.settings;
@@ -143,6 +144,7 @@ export class PetStoreStack extends Stack {
       config: config.monitoring,
       functionTimeout: config.functions.timeout,
       destinations: config.settings,
+      ...(config.edgeProtection ? { rateLimitedRequests: rateLimitedRequests(this, config.stage) } : {}),
       // It only encrypts alarm notifications in flight, so it lives as long as the stage's logs.
       keyRemovalPolicy: config.logRemovalPolicy,
     });

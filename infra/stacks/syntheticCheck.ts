@@ -52,7 +52,9 @@ export interface SyntheticCheckProps {
  * Raise it and deploy to rotate the check's key: CloudFormation then replaces the custom resource,
  * which issues a new key, and deletes the old one, which revokes the old key.
  */
-export const SYNTHETIC_KEY_GENERATION = 1;
+// 2: the check's key carries the synthetic mark in its text (`petstore_<stage>_synthetic_…`), which
+// the check now requires; deploying it replaces the key of generation 1, which had no mark.
+export const SYNTHETIC_KEY_GENERATION = 2;
 
 /** One run every 5 minutes; the alarm's period is the same. */
 export const SYNTHETIC_CHECK_INTERVAL = Duration.minutes(5);

@@ -1,6 +1,10 @@
 /**
- * API keys: `petstore_<stage>_<43 base62 characters>` (256 random bits). The prefix lets secret
- * scanners and people recognise a key and its environment. Only the SHA-256 of a key is stored;
+ * API keys: `petstore_<stage>_<43 base62 characters>` (256 random bits), and synthetic keys (the
+ * project's own checks) `petstore_<stage>_synthetic_<43 base62 characters>`. The prefix lets secret
+ * scanners and people recognise a key and its environment; the `synthetic_` mark lets a command
+ * know, offline and before any write, that a key is a synthetic one (as Stripe's `sk_test_` keys
+ * say they are test keys). Only issueApiKey with `synthetic: true` makes a key with the mark, and
+ * the verifier refuses one whose record is not synthetic. Only the SHA-256 of a key is stored;
  * a key has enough entropy that a fast hash is safe, and lookup by hash needs no comparison of
  * secrets in our code.
  */
@@ -26,6 +30,22 @@ export function apiKeyPrefix(stage: StageName): string {
   return `petstore_${stage}_`;
 }
 
+/** What follows the stage's prefix in a synthetic key, and only in one (base62 has no `_`). */
+const SYNTHETIC_MARK = "synthetic_";
+
+/** The prefix of a stage's synthetic keys: `petstore_<stage>_synthetic_`. */
+export function syntheticApiKeyPrefix(stage: StageName): string {
+  return `${apiKeyPrefix(stage)}${SYNTHETIC_MARK}`;
+}
+
+/**
+ * How long a synthetic key works: its record carries the expiry in the table's TTL attribute and
+ * the verifier refuses it from then on. Short, because such keys sit in CI secrets and on testers'
+ * machines; the stack renews its own check's key before then (lib/synthetic/keyProvisioner.ts).
+ * Ordinary keys never expire.
+ */
+export const SYNTHETIC_KEY_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
+
 /**
  * Every request hashes its key, even when the verifier has the answer cached: the one-shot
  * crypto.hash (Node 20.12+) does it in a fraction of createHash's time, with the same digest
@@ -35,25 +55,42 @@ export function hashApiKey(key: string): string {
   return hash("sha256", key, "hex");
 }
 
-/** Each stage's key shape, `^petstore_<stage>_[0-9A-Za-z]{43}$` and its length, worked out once. */
+type KeyKind = "ordinary" | "synthetic";
+
+/**
+ * Each stage's key shapes, `^petstore_<stage>_[0-9A-Za-z]{43}$` and its synthetic counterpart,
+ * with their lengths, worked out once.
+ */
 const keyShapes = new Map<string, { readonly length: number; readonly pattern: RegExp }>();
 
-function keyShape(stage: StageName) {
-  let shape = keyShapes.get(stage);
+function keyShape(stage: StageName, kind: KeyKind) {
+  let shape = keyShapes.get(`${stage} ${kind}`);
   if (shape === undefined) {
-    const prefix = apiKeyPrefix(stage);
+    const prefix = kind === "synthetic" ? syntheticApiKeyPrefix(stage) : apiKeyPrefix(stage);
     const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     shape = { length: prefix.length + SECRET_LENGTH, pattern: new RegExp(`^${escaped}[0-9A-Za-z]{${SECRET_LENGTH}}$`) };
-    keyShapes.set(stage, shape);
+    keyShapes.set(`${stage} ${kind}`, shape);
   }
   return shape;
 }
 
-/** True when `token` has the shape of a key of `stage`; anything else is rejected unread. */
-export function hasApiKeyShape(token: string, stage: StageName): boolean {
-  const shape = keyShape(stage);
+function hasShape(token: string, stage: StageName, kind: KeyKind): boolean {
+  const shape = keyShape(stage, kind);
   // The length first: a token of any other length (a 100 KB header) is not scanned at all.
   return token.length === shape.length && shape.pattern.test(token);
+}
+
+/** True when `token` has the shape of a key of `stage`, ordinary or synthetic; anything else is rejected unread. */
+export function hasApiKeyShape(token: string, stage: StageName): boolean {
+  return hasShape(token, stage, "ordinary") || hasShape(token, stage, "synthetic");
+}
+
+/**
+ * True when `token` is shaped as a synthetic key of some stage (`petstore_<stage>_synthetic_…`).
+ * Only the text: the verifier checks that the record agrees.
+ */
+export function isSyntheticApiKey(token: string): boolean {
+  return stages.some((stage) => hasShape(token, stage, "synthetic"));
 }
 
 /**
@@ -81,8 +118,9 @@ export function describeKeySlip(token: string): string | undefined {
   return undefined;
 }
 
-export function generateApiKey(stage: StageName): string {
-  return apiKeyPrefix(stage) + randomBase62(SECRET_LENGTH);
+/** A new key of `stage`; `synthetic` gives it the synthetic mark (issueApiKey sets it for synthetic keys). */
+export function generateApiKey(stage: StageName, { synthetic = false }: { readonly synthetic?: boolean } = {}): string {
+  return (synthetic ? syntheticApiKeyPrefix(stage) : apiKeyPrefix(stage)) + randomBase62(SECRET_LENGTH);
 }
 
 export function generateKeyId(): string {
@@ -101,6 +139,17 @@ export interface ApiKeyRecord {
    * expire by themselves (lib/pets/collection.ts). Set when the key is issued, never changed.
    */
   readonly synthetic?: boolean | undefined;
+  /**
+   * When the key stops working (ISO 8601, whole seconds): synthetic keys only. Stored in the table's
+   * TTL attribute, so DynamoDB deletes the record some time after; the verifier refuses the key
+   * from this instant on, since that deletion may take days. Unset: the key never expires.
+   */
+  readonly expiresAt?: string | undefined;
+}
+
+/** True when `record` has an expiry and `at` is at or past it. */
+export function isExpired(record: Pick<ApiKeyRecord, "expiresAt">, at: number): boolean {
+  return record.expiresAt !== undefined && Date.parse(record.expiresAt) <= at;
 }
 
 export interface ApiKeyStore {
@@ -123,8 +172,13 @@ export interface IssueOptions {
   readonly now?: Date;
   /** The key to store, when it was chosen elsewhere (a pinned local key); generated otherwise. */
   readonly key?: string;
-  /** A key of the project's own checks (ApiKeyRecord.synthetic). */
+  /** A key of the project's own checks (ApiKeyRecord.synthetic), marked so in its text. */
   readonly synthetic?: boolean;
+  /**
+   * A synthetic key's lifetime: SYNTHETIC_KEY_LIFETIME_SECONDS unless given; null for none, for a
+   * key whose whole life a stack manages (lib/synthetic/keyProvisioner.ts).
+   */
+  readonly lifetimeSeconds?: number | null;
 }
 
 /** Issues a key: stores its hash and returns the key, which is never stored or shown again. */
@@ -132,16 +186,34 @@ export async function issueApiKey(
   store: ApiKeyStore,
   stage: StageName,
   name: string,
-  { now = new Date(), key = generateApiKey(stage), synthetic = false }: IssueOptions = {},
+  {
+    now = new Date(),
+    synthetic = false,
+    key = generateApiKey(stage, { synthetic }),
+    lifetimeSeconds = SYNTHETIC_KEY_LIFETIME_SECONDS,
+  }: IssueOptions = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  if (!hasApiKeyShape(key, stage))
-    throw new Error(`An API key for ${stage} must look like ${apiKeyPrefix(stage)}<43 letters or digits>.`);
+  const kind: KeyKind = synthetic ? "synthetic" : "ordinary";
+  if (!hasShape(key, stage, kind)) {
+    const prefix = synthetic ? syntheticApiKeyPrefix(stage) : apiKeyPrefix(stage);
+    throw new Error(
+      `A${synthetic ? " synthetic" : "n"} API key for ${stage} must look like ${prefix}<43 letters or digits>.`,
+    );
+  }
+  if (synthetic && lifetimeSeconds !== null && !(Number.isSafeInteger(lifetimeSeconds) && lifetimeSeconds > 0))
+    throw new Error("A synthetic key's lifetime must be a whole number of seconds above 0.");
+  // Whole seconds, as the TTL attribute holds it, so that the record and the stored item agree.
+  const expiresAt =
+    synthetic && lifetimeSeconds !== null
+      ? new Date((Math.floor(now.getTime() / 1000) + lifetimeSeconds) * 1000).toISOString()
+      : undefined;
   const record: ApiKeyRecord = {
     keyId: generateKeyId(),
     name,
     keyHash: hashApiKey(key),
     createdAt: now.toISOString(),
     ...(synthetic ? { synthetic: true } : {}),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
   };
   await store.save(record);
   return { key, record };

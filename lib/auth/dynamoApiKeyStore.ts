@@ -8,7 +8,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import type { Deadline } from "../db/deadline";
 import { storeCall } from "../db/storeErrors";
-import { itemKeys } from "../db/table";
+import { epochSeconds, itemKeys, TTL_ATTRIBUTE } from "../db/table";
 import type { ApiKeyRecord, ApiKeyStore } from "./apiKeys";
 
 function toRecord(item: Record<string, unknown>): ApiKeyRecord {
@@ -19,6 +19,10 @@ function toRecord(item: Record<string, unknown>): ApiKeyRecord {
     createdAt: item.createdAt as string,
     revokedAt: item.revokedAt as string | undefined,
     ...(item.synthetic === true ? { synthetic: true } : {}),
+    // The TTL attribute holds epoch seconds (lib/db/table.ts).
+    ...(typeof item[TTL_ATTRIBUTE] === "number"
+      ? { expiresAt: new Date(item[TTL_ATTRIBUTE] * 1000).toISOString() }
+      : {}),
   };
 }
 
@@ -49,6 +53,11 @@ export class DynamoApiKeyStore implements ApiKeyStore {
             createdAt: record.createdAt,
             revokedAt: record.revokedAt,
             ...(record.synthetic ? { synthetic: true } : {}),
+            // In the table's TTL attribute, so that DynamoDB deletes an expired key's record by itself
+            // ("typically within two days of expiration; items that have expired and not been deleted
+            // will still show up in reads", https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html),
+            // so the verifier checks the expiry itself.
+            ...(record.expiresAt === undefined ? {} : { [TTL_ATTRIBUTE]: epochSeconds(new Date(record.expiresAt)) }),
           },
           ConditionExpression: "attribute_not_exists(pk)",
         }),

@@ -5,7 +5,7 @@
  * per run. The alarm on that metric fires when runs fail or stop arriving, so a stage that answers
  * nothing at all alarms too.
  */
-import { hasApiKeyShape } from "../auth/apiKeys";
+import { hasApiKeyShape, isSyntheticApiKey } from "../auth/apiKeys";
 import { ConfigError, type StageName, stages } from "../config";
 import { describeError, type LineWriter, type Logger } from "../observability/logger";
 import { embeddedSyntheticRecord } from "../observability/syntheticMetrics";
@@ -71,6 +71,10 @@ export async function runSyntheticCheck(deps: SyntheticCheckDependencies): Promi
     // The key itself is never part of a message: only whether it has the right shape.
     if (!hasApiKeyShape(key, deps.stage)) {
       throw new Error(`The API key secret does not hold a ${deps.stage} key (was it provisioned?).`);
+    }
+    // The smoke checks write; with anything but a synthetic key their pets would reach clients.
+    if (!isSyntheticApiKey(key)) {
+      throw new Error(`The API key secret holds an ordinary ${deps.stage} key, not a synthetic one.`);
     }
     const report = await runSmoke({
       baseUrl: deps.baseUrl,

@@ -1,7 +1,7 @@
 /**
  * The synthetic check's API key, provisioned at deploy time by a CloudFormation custom resource
  * (infra/stacks/syntheticCheck.ts). The key is generated here, in the same format and by the same
- * code as `npm run keys` (lib/auth/apiKeys.ts), and goes to one place only: the stack's secret.
+ * code as `npm run keys -- create --synthetic` (lib/auth/apiKeys.ts: `petstore_<stage>_synthetic_…`), and goes to one place only: the stack's secret.
  * The keys store gets the usual record holding the key's SHA-256 hash (lib/auth/dynamoApiKeyStore.ts),
  * marked synthetic: the pets the check creates are its own, never seen by clients (lib/pets/collection.ts).
  * The key is never returned to CloudFormation, logged or written anywhere else.
@@ -80,7 +80,14 @@ export async function provisionSyntheticKey(
   }
 
   const store = deps.storeFor(properties.TableName);
-  const { key, record } = await issueApiKey(store, properties.Stage, SYNTHETIC_KEY_NAME, { now, synthetic: true });
+  // No expiry, unlike the synthetic keys people make (SYNTHETIC_KEY_LIFETIME_SECONDS): this key never
+  // leaves the stack's secret, the stack revokes it when it rotates (SYNTHETIC_KEY_GENERATION) or
+  // goes, and one that expired between deploys would stop the check and page for nothing.
+  const { key, record } = await issueApiKey(store, properties.Stage, SYNTHETIC_KEY_NAME, {
+    now,
+    synthetic: true,
+    lifetimeSeconds: null,
+  });
   try {
     await deps.writeSecret(properties.SecretArn, key);
   } catch (error) {

@@ -1,16 +1,18 @@
 /**
  * `npm run alarms:verify -- --stage <staging|prod>`: proves, with the stage account's credentials,
- * that the stage's alarm notifications reach their encrypted topic (./verify.ts), as the deploy
- * workflow does after each deploy. Prints one line: to stdout and exit 0 when the notification was
+ * that the stage's alarm notifications reach every topic that pages, without paging anyone
+ * (./verify.ts), as the deploy workflow does after each deploy. Prints one line: to stdout and exit 0 when the notification was
  * published, to stderr and exit 1 when it failed (with what to check) or could not be tested; bad
  * arguments are one usage line and exit 2. The stage's region (and account) come from the working
  * tree's cdk.json "context" and PETSTORE_* variables, as the CDK app reads them (infra/settings.ts).
  */
 import { hostname, userInfo } from "node:os";
 import { pathToFileURL } from "node:url";
+import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
+import { SNSClient } from "@aws-sdk/client-sns";
 import { STSClient } from "@aws-sdk/client-sts";
-import { alarmDeliveryTestAlarmName, type DeployedStageName } from "../../infra/deployment";
+import { alarmDeliveryTestAlarmName, type DeployedStageName, deployedStages } from "../../infra/deployment";
 import { silenceSdkNodeVersionWarning } from "../../local/settings";
 import { parseStageArguments, runStageCommand, type StageCommandOptions, stageUsage } from "../stageCommand";
 import { type AlarmsVerifyClients, AlarmsVerifyError, verifyAlarmDelivery } from "./verify";
@@ -18,11 +20,12 @@ import { type AlarmsVerifyClients, AlarmsVerifyError, verifyAlarmDelivery } from
 export const usage = stageUsage("alarms:verify");
 
 const help = `${usage}
-Sets the stage's alarm delivery test alarm (petstore-<stage>-alarm-delivery-test) to ALARM, waits
-for CloudWatch to publish its notification to the stage's deployment events topic (encrypted and
-published as the paging alarms are; it pages nobody), and sets it back to OK. Run it with
-credentials for the stage's account. Exits 0 when the notification was published, 1 with one line
-saying what to check when it was not, 2 on bad arguments (docs/alarms.md).`;
+Checks that each paging topic of the stage (its alarm topic, and <stage>:alarmTopicArn if set) has
+a confirmed subscription and that every confirmed one filters the test out; then sets the alarm
+delivery test alarm (petstore-<stage>-alarm-delivery-test) to ALARM, waits for CloudWatch to publish
+this run's notification to every paging topic, and sets it back to OK. Run it with credentials for
+the stage's account. Exits 0 when every paging topic accepted the notification, 1 with one line
+saying what to do when not, 2 on bad arguments (docs/alarms.md).`;
 
 /** The stage to test, or "help"; a mistake throws a StageUsageError (scripts/stageCommand.ts). */
 export function parseAlarmsVerifyArguments(argv: readonly string[]): { stage: DeployedStageName } | "help" {
@@ -47,7 +50,12 @@ export function runName(env: NodeJS.ProcessEnv, now: Date): string {
 
 /** Clients for the stage's region, with the default credential chain (environment, profile, SSO, role). */
 export function createClients(region: string): AlarmsVerifyClients {
-  return { cloudWatch: new CloudWatchClient({ region }), sts: new STSClient({ region }) };
+  return {
+    cloudWatch: new CloudWatchClient({ region }),
+    sts: new STSClient({ region }),
+    sns: new SNSClient({ region }),
+    cloudFormation: new CloudFormationClient({ region }),
+  };
 }
 
 /** Runs the command; returns the exit code. Every line it prints starts with `alarms:verify: `. */
@@ -57,6 +65,8 @@ export function main(
     clients?: (region: string) => AlarmsVerifyClients;
     clock?: () => Date;
     sleep?: (milliseconds: number) => Promise<void>;
+    /** This run's id (default a random UUID, verify.ts). */
+    runId?: string;
   } = {},
 ): Promise<number> {
   const { clients = createClients } = options;
@@ -67,11 +77,14 @@ export function main(
       stage,
       ...(settings.account === undefined ? {} : { pinnedAccount: settings.account }),
       region,
+      stackName: deployedStages[stage].stackName,
+      ...(settings.alarmTopicArn === undefined ? {} : { externalTopicArn: settings.alarmTopicArn }),
       alarmName: alarmDeliveryTestAlarmName(stage),
       runName: runName(env, now()),
       clients: clients(region),
       clock: now,
       ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+      ...(options.runId === undefined ? {} : { runId: options.runId }),
     });
     if (!result.ok) {
       say(result.line);

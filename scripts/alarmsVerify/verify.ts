@@ -1,31 +1,60 @@
 /**
- * Proves that a stage's alarm notifications arrive (`npm run alarms:verify`, ./main.ts): sets the
- * stage's delivery test alarm (infra/stacks/monitoring.ts) to ALARM with a reason naming the run,
- * reads in the alarm's history whether CloudWatch published the notification to its topic, and
- * sets the alarm back to OK whatever happened. The test alarm is encrypted and published exactly
- * as the paging alarms are, but notifies the deployment events topic, which pages nobody.
+ * Proves that a stage's alarm notifications reach every topic that pages (`npm run alarms:verify`,
+ * ./main.ts), without paging anyone:
  *
- * CloudWatch records each alarm action it runs in the alarm's history (HistoryItemType `Action`):
- * "Successfully executed action <topic ARN>", or "Failed to execute action <topic ARN>. Received
- * error: ..." when the topic policy or the topic key's policy refuses it, or the topic is gone.
- * https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger
- * https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarmHistory.html
+ * 1. The paging topics are the stage's own alarm topic (its stack's AlarmTopicArn output) and the
+ *    existing topic its settings name (`<stage>:alarmTopicArn`), if any. Each must have at least one
+ *    confirmed subscription (ListSubscriptionsByTopic answers "PendingConfirmation" for the others:
+ *    https://docs.aws.amazon.com/sns/latest/api/API_ListSubscriptionsByTopic.html, API_Subscription.html),
+ *    and every confirmed one must carry the MessageBody filter policy that drops the delivery test's
+ *    notification (infra/deployment.ts, alarmDeliveryTestFilterPolicy). Otherwise the command stops
+ *    before it touches the alarm: alarms would reach nobody, or the test would page someone.
+ * 2. It sets the stage's delivery test alarm (infra/stacks/monitoring.ts), whose ALARM action
+ *    notifies exactly those topics, to ALARM with a reason carrying a random run id, and reads the
+ *    alarm's history until each paging topic has an Action item of this run: "Successfully executed
+ *    action <topic>" or "Failed to execute action <topic>. Received error: ..." (the topic policy or
+ *    the topic key's policy refused CloudWatch, or the topic is gone).
+ *    https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger
+ *    https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarmHistory.html
+ * 3. It sets the alarm back to OK whatever happened. Its OK action notifies only the deployment
+ *    events topic, and an OK notification never counts.
+ *
+ * Which run an Action item belongs to: its HistoryData holds `actionState`, `notificationResource`
+ * (the topic), `stateUpdateTimestamp` and `publishedMessage`, the notification CloudWatch published
+ * ({"default": "<the alarm notification JSON>"}, with NewStateValue and NewStateReason). A real
+ * item's data, as AWS's console shows it: https://github.com/aws/aws-sdk-java/issues/1723. Only an
+ * item whose published message is this run's ALARM (its reason holds the run id) counts; an item
+ * without a published message is matched through this run's StateUpdate history item (whose
+ * newState.stateReason holds the run id) by its stateUpdateTimestamp.
  */
+import { randomUUID } from "node:crypto";
+import type { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import {
   type AlarmHistoryItem,
   type CloudWatchClient,
   DescribeAlarmHistoryCommand,
   type DescribeAlarmHistoryCommandOutput,
+  type HistoryItemType,
   SetAlarmStateCommand,
 } from "@aws-sdk/client-cloudwatch";
+import {
+  GetSubscriptionAttributesCommand,
+  ListSubscriptionsByTopicCommand,
+  type ListSubscriptionsByTopicCommandOutput,
+  type SNSClient,
+  type Subscription,
+} from "@aws-sdk/client-sns";
 import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
-import type { DeployedStageName } from "../../infra/deployment";
+import { alarmDeliveryTestFilterPolicy, type DeployedStageName, STACK_OUTPUTS } from "../../infra/deployment";
 import { contextKey } from "../../infra/settings";
 import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
+import { readStackOutput } from "../stackOutputs";
 
 export interface AlarmsVerifyClients {
   readonly cloudWatch: CloudWatchClient;
   readonly sts: STSClient;
+  readonly sns: SNSClient;
+  readonly cloudFormation: CloudFormationClient;
 }
 
 export interface AlarmsVerifyInput {
@@ -33,14 +62,19 @@ export interface AlarmsVerifyInput {
   /** The account the stage is pinned to, if any (cdk.json, `<stage>:account`). */
   readonly pinnedAccount?: string;
   readonly region: string;
+  /** The stage's service stack, whose AlarmTopicArn output is the stage's own paging topic. */
+  readonly stackName: string;
+  /** The existing topic the stage's settings send alarms to too (`<stage>:alarmTopicArn`), if any. */
+  readonly externalTopicArn?: string;
   readonly alarmName: string;
   /** Names the run in the alarm's state reason, and so in the notification (a CI run, a person). */
   readonly runName: string;
   readonly clients: AlarmsVerifyClients;
-  /** Injectable for tests: the time now, and a pause between two reads of the history. */
+  /** Injectable for tests: this run's id (default a random UUID), the time now, and a pause between two reads. */
+  readonly runId?: string;
   readonly clock?: () => Date;
   readonly sleep?: (milliseconds: number) => Promise<void>;
-  /** How long to wait for CloudWatch to run the action (default 2 minutes). */
+  /** How long to wait for CloudWatch to run the actions (default 2 minutes). */
   readonly timeoutMs?: number;
   readonly pollIntervalMs?: number;
 }
@@ -59,10 +93,12 @@ export class AlarmsVerifyError extends Error {
 export const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_POLL_INTERVAL_MS = 5_000;
 /**
- * History items a little older than the moment the alarm was set still count: the laptop's or
- * runner's clock and CloudWatch's may differ by a few seconds.
+ * History items a little older than the moment the alarm was set are still read (the run id decides
+ * whether they count): the laptop's or runner's clock and CloudWatch's may differ by a few seconds.
  */
 const CLOCK_SKEW_MS = 5_000;
+/** How close an Action item's stateUpdateTimestamp must be to this run's StateUpdate item. */
+const SAME_STATE_UPDATE_MS = 1_000;
 
 const WHERE_IT_IS_BUILT = "infra/stacks/monitoring.ts";
 
@@ -79,7 +115,9 @@ function advice(kind: AwsErrorKind, call: string): string {
     case "invalid credentials":
       return " Sign in to the stage's account again: the credentials are expired or not valid.";
     case "denied":
-      return ` The credentials need ${call} on the delivery test alarm (the deploy role has it: infra/stacks/deliveryAccessStack.ts).`;
+      return call.startsWith("sns:")
+        ? ` The credentials need ${call} on the paging topics (the deploy role has it: infra/stacks/deliveryAccessStack.ts; an existing topic of another account must allow it in its topic policy).`
+        : ` The credentials need ${call} on the delivery test alarm (the deploy role has it: infra/stacks/deliveryAccessStack.ts).`;
     case "transient":
       return " Run npm run alarms:verify again in a minute.";
   }
@@ -87,7 +125,9 @@ function advice(kind: AwsErrorKind, call: string): string {
 
 /** The one line for an AWS call that failed in a way the command does not decide on. */
 export function failedCallLine(call: string, error: unknown): string {
-  return awsFailedCallLine(call, error, (kind) => advice(kind, call));
+  // SNS refuses with AuthorizationError(Exception), which the shared classification does not know.
+  const denied = /^AuthorizationError/.test(errorParts(error).name);
+  return awsFailedCallLine(call, error, (kind) => advice(kind, call)) + (denied ? advice("denied", call) : "");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -97,17 +137,26 @@ export type ActionOutcome =
   | { readonly kind: "succeeded"; readonly topicArn?: string }
   | { readonly kind: "failed"; readonly topicArn?: string; readonly reason?: string };
 
+/** Which run an Action item belongs to: this one, another, or it cannot say. */
+export type RunMatch = "this run" | "another run" | "unknown";
+
 const TOPIC_ARN = /arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+(\.fifo)?/;
 
-/** The history item's data as JSON, when it is. */
-function historyData(item: AlarmHistoryItem): Record<string, unknown> | undefined {
+/** A JSON object from a string, when it is one. */
+function jsonObject(text: unknown): Record<string, unknown> | undefined {
+  if (typeof text !== "string") return undefined;
   try {
-    const parsed = JSON.parse(item.HistoryData ?? "") as unknown;
-    return parsed !== null && typeof parsed === "object" ? (parsed as Record<string, unknown>) : undefined;
+    const parsed = JSON.parse(text) as unknown;
+    return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
 }
+
+/** The history item's data as JSON, when it is. */
+const historyData = (item: AlarmHistoryItem) => jsonObject(item.HistoryData);
 
 /**
  * AWS's reason for a failed action: the error in the item's data when it has one, else what the
@@ -139,8 +188,46 @@ export function actionOutcome(item: AlarmHistoryItem): ActionOutcome | undefined
   return undefined;
 }
 
+/**
+ * The alarm notification an Action item published, when its data carries it: CloudWatch publishes
+ * with a "default" message holding the notification JSON (AlarmName, NewStateValue, NewStateReason).
+ */
+function publishedNotification(item: AlarmHistoryItem): Record<string, unknown> | undefined {
+  const published = jsonObject(historyData(item)?.publishedMessage);
+  if (published === undefined) return undefined;
+  return typeof published.default === "string" ? jsonObject(published.default) : published;
+}
+
+/**
+ * Whether an Action item is this run's ALARM notification: by the message it published, else by the
+ * state update it acted on (`runStateUpdateAt`, the time of this run's StateUpdate item, if known).
+ */
+export function runOfAction(item: AlarmHistoryItem, runId: string, runStateUpdateAt?: number): RunMatch {
+  const notification = publishedNotification(item);
+  if (notification !== undefined) {
+    const reason = typeof notification.NewStateReason === "string" ? notification.NewStateReason : "";
+    return notification.NewStateValue === "ALARM" && reason.includes(runId) ? "this run" : "another run";
+  }
+  const at = historyData(item)?.stateUpdateTimestamp;
+  if (typeof at !== "number" || runStateUpdateAt === undefined) return "unknown";
+  return Math.abs(at - runStateUpdateAt) <= SAME_STATE_UPDATE_MS ? "this run" : "another run";
+}
+
+/** The time of this run's change to ALARM, from a StateUpdate history item whose new state's reason holds the run id. */
+export function runStateUpdateTime(items: readonly AlarmHistoryItem[], runId: string): number | undefined {
+  for (const item of items) {
+    const newState = historyData(item)?.newState as Record<string, unknown> | undefined;
+    const reason = typeof newState?.stateReason === "string" ? newState.stateReason : "";
+    if (newState?.stateValue === "ALARM" && reason.includes(runId) && item.Timestamp) return item.Timestamp.getTime();
+  }
+  return undefined;
+}
+
 /** What to look at first, from AWS's reason; all of it when the reason says nothing specific. */
-function whatToCheck(reason: string | undefined): string {
+function whatToCheck(reason: string | undefined, ownTopic: boolean): string {
+  if (!ownTopic) {
+    return "check the existing topic's access policy (an Allow of sns:Publish for cloudwatch.amazonaws.com with aws:SourceAccount = this account) and, if it is encrypted, its KMS key's policy (kms:Decrypt and kms:GenerateDataKey* for cloudwatch.amazonaws.com), and that it still exists";
+  }
   const key =
     "the key policy of the topic's KMS key (AlarmTopicKey): it must allow cloudwatch.amazonaws.com kms:Decrypt and kms:GenerateDataKey*";
   const policy =
@@ -151,6 +238,25 @@ function whatToCheck(reason: string | undefined): string {
   if (/SNS:Publish|not authorized|authorization/i.test(text)) return `check ${policy}`;
   if (/not ?found|does not exist|NotFound/i.test(text)) return `check ${missing}`;
   return `check ${key}; ${policy}; and ${missing}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The paging topics' subscriptions
+
+/**
+ * Whether a subscription's filter policy drops the delivery test's notification: a MessageBody
+ * policy whose top-level AlarmName condition is an `anything-but` naming the test alarm. Conditions
+ * on other keys are ANDed with it (https://docs.aws.amazon.com/sns/latest/dg/subscription-filter-policy-constraints.html),
+ * so they can only drop more; any other form of policy is not recognised and the command asks for this one.
+ */
+export function filtersOutDeliveryTest(attributes: Record<string, string> | undefined, alarmName: string): boolean {
+  if (attributes?.FilterPolicyScope !== "MessageBody") return false;
+  const conditions = jsonObject(attributes.FilterPolicy)?.AlarmName;
+  if (!Array.isArray(conditions)) return false;
+  return conditions.some((condition: unknown) => {
+    const denied = (condition as Record<string, unknown> | null)?.["anything-but"];
+    return denied === alarmName || (Array.isArray(denied) && denied.includes(alarmName));
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -174,10 +280,98 @@ async function checkAccount(input: AlarmsVerifyInput): Promise<string> {
   return account;
 }
 
+/** The stage's own alarm topic, from its stack's output. */
+async function ownTopicArn(input: AlarmsVerifyInput, where: string): Promise<string> {
+  const { stage, stackName } = input;
+  const outputKey = STACK_OUTPUTS.alarmTopicArn;
+  let output: Awaited<ReturnType<typeof readStackOutput>>;
+  try {
+    output = await readStackOutput(input.clients.cloudFormation, stackName, outputKey);
+  } catch (error) {
+    throw new AlarmsVerifyError(failedCallLine("cloudformation:DescribeStacks", error));
+  }
+  if (output.found === "no stack") {
+    throw new AlarmsVerifyError(
+      `stack ${stackName} does not exist in ${where}: deploy ${stage} first, or sign in to the account and region it is deployed to.`,
+    );
+  }
+  if (output.found === "no output") {
+    throw new AlarmsVerifyError(
+      `stack ${stackName} in ${where} has no ${outputKey} output (stack status ${output.stackStatus}): wait for its deploy to finish, or deploy ${stage} again.`,
+    );
+  }
+  return output.value;
+}
+
+/** Every subscription of a topic, every page. */
+async function subscriptionsOf(sns: SNSClient, topicArn: string): Promise<Subscription[]> {
+  const subscriptions: Subscription[] = [];
+  let nextToken: string | undefined;
+  do {
+    let page: ListSubscriptionsByTopicCommandOutput;
+    try {
+      page = await sns.send(
+        new ListSubscriptionsByTopicCommand({
+          TopicArn: topicArn,
+          ...(nextToken === undefined ? {} : { NextToken: nextToken }),
+        }),
+      );
+    } catch (error) {
+      if (errorParts(error).name.startsWith("NotFound")) {
+        throw new AlarmsVerifyError(
+          `paging topic ${topicArn} does not exist: deploy the stage again, or correct the setting that names it (docs/alarms.md).`,
+        );
+      }
+      throw new AlarmsVerifyError(failedCallLine("sns:ListSubscriptionsByTopic", error));
+    }
+    subscriptions.push(...(page.Subscriptions ?? []));
+    nextToken = page.NextToken;
+  } while (nextToken);
+  return subscriptions;
+}
+
 /**
- * Sets the alarm to ALARM, waits for the action it causes to appear in its history, and sets it
- * back to OK. Throws an AlarmsVerifyError for what stops it before it can decide (no credentials,
- * no such alarm); answers ok false, with what to check, when the notification failed or never ran.
+ * Why the test must not run against a paging topic, if it must not: no confirmed subscription (its
+ * alarms reach nobody), or a confirmed one the test would reach (it would page someone).
+ */
+async function subscriptionProblem(input: AlarmsVerifyInput, topicArn: string): Promise<string | undefined> {
+  const { stage, alarmName, clients } = input;
+  const subscriptions = await subscriptionsOf(clients.sns, topicArn);
+  // A subscription not yet confirmed has no ARN of its own: ListSubscriptionsByTopic answers
+  // "PendingConfirmation" in its place (https://docs.aws.amazon.com/sns/latest/api/API_Subscription.html).
+  const confirmed = subscriptions.filter((subscription) => subscription.SubscriptionArn?.startsWith("arn:"));
+  if (confirmed.length === 0) {
+    const pending = subscriptions.length;
+    const state = pending === 0 ? "no subscription" : `no confirmed subscription (${pending} pending confirmation)`;
+    const todo =
+      pending === 0
+        ? `subscribe someone (${contextKey(stage, "alarmEmails")} in cdk.json, or the topic owner's pager)`
+        : "confirm the subscription: follow the link in the e-mail AWS sent to each address";
+    return `${stage}: paging topic ${topicArn} has ${state}, so its alarms reach nobody: ${todo}, then run npm run alarms:verify -- --stage ${stage} again (docs/alarms.md).`;
+  }
+  for (const subscription of confirmed) {
+    const subscriptionArn = subscription.SubscriptionArn as string;
+    let attributes: Record<string, string> | undefined;
+    try {
+      ({ Attributes: attributes } = await clients.sns.send(
+        new GetSubscriptionAttributesCommand({ SubscriptionArn: subscriptionArn }),
+      ));
+    } catch (error) {
+      throw new AlarmsVerifyError(failedCallLine("sns:GetSubscriptionAttributes", error));
+    }
+    if (!filtersOutDeliveryTest(attributes, alarmName)) {
+      return `${stage}: subscription ${subscriptionArn} (${subscription.Protocol ?? "unknown protocol"}) of paging topic ${topicArn} would receive the delivery test, which must page nobody: give it the filter policy ${JSON.stringify(alarmDeliveryTestFilterPolicy(stage))} with FilterPolicyScope MessageBody, then run npm run alarms:verify -- --stage ${stage} again (docs/alarms.md).`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Checks the paging topics' subscriptions, sets the alarm to ALARM, waits until every paging topic
+ * has this run's action in the alarm's history, and sets the alarm back to OK. Throws an
+ * AlarmsVerifyError for what stops it before it can decide (no credentials, no such stack or
+ * alarm); answers ok false, with one line saying what to do, when a topic has no confirmed
+ * subscription or one the test would reach, or a notification failed or never ran.
  */
 export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<AlarmsVerifyResult> {
   const { stage, region, alarmName, runName, clients } = input;
@@ -185,16 +379,24 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
   const sleep = input.sleep ?? sleepFor;
   const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const pollIntervalMs = input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  const runId = input.runId ?? randomUUID();
 
   const account = await checkAccount(input);
   const where = `${account}/${region}`;
+  const ownTopic = await ownTopicArn(input, where);
+  const pagingTopics = [ownTopic, ...(input.externalTopicArn ? [input.externalTopicArn] : [])];
+  for (const topicArn of pagingTopics) {
+    const problem = await subscriptionProblem(input, topicArn);
+    if (problem !== undefined) return { ok: false, line: problem };
+  }
+
   const startedAt = clock();
   try {
     await clients.cloudWatch.send(
       new SetAlarmStateCommand({
         AlarmName: alarmName,
         StateValue: "ALARM",
-        StateReason: `npm run alarms:verify (${runName}): testing that this alarm's notification reaches its topic. Not a page; it is set back to OK.`,
+        StateReason: `npm run alarms:verify (${runName}, run ${runId}): testing that this alarm's notification reaches the paging topics. Not a page: their subscriptions filter it out, and it is set back to OK.`,
       }),
     );
   } catch (error) {
@@ -208,7 +410,7 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
 
   let outcome: { readonly result: AlarmsVerifyResult } | { readonly error: unknown };
   try {
-    outcome = { result: await awaitAction() };
+    outcome = { result: await awaitActions() };
   } catch (error) {
     outcome = { error };
   }
@@ -219,7 +421,7 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
       new SetAlarmStateCommand({
         AlarmName: alarmName,
         StateValue: "OK",
-        StateReason: `npm run alarms:verify (${runName}): test over.`,
+        StateReason: `npm run alarms:verify (${runName}, run ${runId}): test over.`,
       }),
     )
     .then(
@@ -232,39 +434,54 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
   if (resetProblem === undefined) return result;
   return { ...result, line: `${result.line} (${resetProblem} It returns to OK by itself within minutes.)` };
 
-  async function awaitAction(): Promise<AlarmsVerifyResult> {
+  async function awaitActions(): Promise<AlarmsVerifyResult> {
     const since = new Date(startedAt.getTime() - CLOCK_SKEW_MS);
     for (;;) {
-      const outcomes = (await actionsSince(since)).flatMap((item) => actionOutcome(item) ?? []);
-      const failed = outcomes.find((outcome) => outcome.kind === "failed");
+      const items = await historySince(since, "Action");
+      // This run's StateUpdate is read only for items that do not carry their published message.
+      const runStateUpdateAt = items.some((item) => publishedNotification(item) === undefined)
+        ? runStateUpdateTime(await historySince(since, "StateUpdate"), runId)
+        : undefined;
+      const outcomes = items.flatMap((item) => {
+        const found = actionOutcome(item);
+        if (found?.topicArn === undefined || !pagingTopics.includes(found.topicArn)) return [];
+        return [{ ...found, run: runOfAction(item, runId, runStateUpdateAt) }];
+      });
+      // A success counts only when it is this run's; a failure that cannot be placed fails too (the safe side).
+      const failed = outcomes.find((candidate) => candidate.kind === "failed" && candidate.run !== "another run");
       if (failed?.kind === "failed") {
-        const topic = failed.topicArn ?? "its topic";
+        const topic = failed.topicArn as string;
         const reason = failed.reason === undefined ? "" : `: ${failed.reason.replace(/\.$/, "")}`;
         return {
           ok: false,
-          line: `${stage}: CloudWatch could not publish alarm ${alarmName}'s notification to ${topic} (${where})${reason}. Alarms of this stage may reach nobody: ${whatToCheck(failed.reason)} (docs/alarms.md).`,
+          line: `${stage}: CloudWatch could not publish alarm ${alarmName}'s notification to paging topic ${topic} (${where})${reason}. Alarms sent to it reach nobody: ${whatToCheck(failed.reason, topic === ownTopic)} (docs/alarms.md).`,
         };
       }
-      const succeeded = outcomes.find((outcome) => outcome.kind === "succeeded");
-      if (succeeded) {
+      const published = new Set(
+        outcomes
+          .filter((candidate) => candidate.kind === "succeeded" && candidate.run === "this run")
+          .map((o) => o.topicArn),
+      );
+      const missing = pagingTopics.filter((topicArn) => !published.has(topicArn));
+      if (missing.length === 0) {
         const seconds = Math.max(0, Math.round((clock().getTime() - startedAt.getTime()) / 1000));
         return {
           ok: true,
-          line: `${stage}: alarm notifications reach their encrypted topic: ${alarmName} published to ${succeeded.topicArn ?? "its topic"} (${where}, ${seconds} s).`,
+          line: `${stage}: alarm notifications reach every paging topic, and their confirmed subscriptions filter the test out: ${alarmName} published to ${pagingTopics.join(" and ")} (${where}, ${seconds} s).`,
         };
       }
       if (clock().getTime() - startedAt.getTime() >= timeoutMs) {
         return {
           ok: false,
-          line: `${stage}: no notification attempt of alarm ${alarmName} (${where}) appeared in its history within ${Math.round(timeoutMs / 1000)} s of setting it to ALARM: check that its actions are enabled and name the deployment events topic (aws cloudwatch describe-alarms --alarm-names ${alarmName}), then run npm run alarms:verify -- --stage ${stage} again (docs/alarms.md).`,
+          line: `${stage}: no notification of this run of alarm ${alarmName} (${where}) to ${missing.join(" and ")} appeared in its history within ${Math.round(timeoutMs / 1000)} s of setting it to ALARM: check that its actions are enabled and its ALARM actions name every paging topic (aws cloudwatch describe-alarms --alarm-names ${alarmName}; deploy ${stage} again after changing ${contextKey(stage, "alarmTopicArn")}), then run npm run alarms:verify -- --stage ${stage} again (docs/alarms.md).`,
         };
       }
       await sleep(pollIntervalMs);
     }
   }
 
-  /** The alarm's Action history items from `since` on, every page. */
-  async function actionsSince(since: Date): Promise<AlarmHistoryItem[]> {
+  /** The alarm's history items of one type from `since` on, every page. */
+  async function historySince(since: Date, type: HistoryItemType): Promise<AlarmHistoryItem[]> {
     const items: AlarmHistoryItem[] = [];
     let nextToken: string | undefined;
     do {
@@ -273,7 +490,7 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
         page = await clients.cloudWatch.send(
           new DescribeAlarmHistoryCommand({
             AlarmName: alarmName,
-            HistoryItemType: "Action",
+            HistoryItemType: type,
             StartDate: since,
             ScanBy: "TimestampDescending",
             ...(nextToken === undefined ? {} : { NextToken: nextToken }),

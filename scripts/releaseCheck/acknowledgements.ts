@@ -5,6 +5,11 @@
  * `*-PetStoreData` covers both stages), the logical id, the kind of change (./compare.ts) and a
  * reason. An entry that matches no finding is reported as stale: once production runs the change,
  * remove it, or it would silently acknowledge the next such change to the same resource.
+ *
+ * A base commit that cannot be built (its locked dependencies do not install, or its app does not
+ * synthesize) is acknowledged by an entry naming that commit instead of a stack and resource:
+ * `{ "change": "unbuildable-base", "base": "<commit>", "reason": "..." }`; the check then compares
+ * with nothing and says so (./main.ts).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { CHANGE_KINDS, type ChangeKind, type Finding } from "./compare";
@@ -16,12 +21,18 @@ export interface Acknowledgement {
   readonly logicalId: string;
   readonly change: ChangeKind;
   readonly reason: string;
+  /** For `unbuildable-base` only: the base commit (at least 7 hex digits of it) that cannot be built. */
+  readonly base?: string;
 }
+
+/** The finding of a base commit that cannot be built: no stack, the commit as its logical id. */
+export const UNBUILDABLE_BASE = "unbuildable-base" satisfies ChangeKind;
 
 /** A mistake in the acknowledgements file: the check stops with one line (exit 2). */
 export class AcknowledgementsError extends Error {}
 
 const ENTRY_KEYS = ["stack", "logicalId", "change", "reason"] as const;
+const BASE_ENTRY_KEYS = ["change", "base", "reason"] as const;
 
 export function parseAcknowledgements(text: string, file = ACKNOWLEDGEMENTS_FILE): Acknowledgement[] {
   let parsed: unknown;
@@ -40,13 +51,14 @@ export function parseAcknowledgements(text: string, file = ACKNOWLEDGEMENTS_FILE
       throw new AcknowledgementsError(`${where} is not an object.`);
     }
     const record = entry as Record<string, unknown>;
-    const unknownKeys = Object.keys(record).filter((key) => !(ENTRY_KEYS as readonly string[]).includes(key));
+    const keys: readonly string[] = record.change === UNBUILDABLE_BASE ? BASE_ENTRY_KEYS : ENTRY_KEYS;
+    const unknownKeys = Object.keys(record).filter((key) => !keys.includes(key));
     if (unknownKeys.length > 0) {
       throw new AcknowledgementsError(
-        `${where} has unknown keys ${unknownKeys.join(", ")}; expected ${ENTRY_KEYS.join(", ")}.`,
+        `${where} has unknown keys ${unknownKeys.join(", ")}; expected ${keys.join(", ")}.`,
       );
     }
-    for (const key of ENTRY_KEYS) {
+    for (const key of keys) {
       const value = record[key];
       if (typeof value !== "string" || value.trim() === "") {
         throw new AcknowledgementsError(`${where} needs a non-empty "${key}".`);
@@ -56,6 +68,13 @@ export function parseAcknowledgements(text: string, file = ACKNOWLEDGEMENTS_FILE
       throw new AcknowledgementsError(
         `${where} has change "${record.change}"; expected one of ${CHANGE_KINDS.join(", ")}.`,
       );
+    }
+    if (record.change === UNBUILDABLE_BASE) {
+      const base = (record.base as string).trim().toLowerCase();
+      if (!/^[0-9a-f]{7,40}$/.test(base)) {
+        throw new AcknowledgementsError(`${where} needs "base" to be the commit (7 to 40 hex digits), not "${base}".`);
+      }
+      return { stack: "", logicalId: "", change: UNBUILDABLE_BASE, base, reason: (record.reason as string).trim() };
     }
     return {
       stack: record.stack as string,
@@ -80,9 +99,11 @@ const stackPattern = (pattern: string) =>
   );
 
 export const acknowledges = (acknowledgement: Acknowledgement, finding: Finding): boolean =>
-  acknowledgement.change === finding.change &&
-  acknowledgement.logicalId === finding.logicalId &&
-  stackPattern(acknowledgement.stack).test(finding.stack);
+  acknowledgement.change === UNBUILDABLE_BASE
+    ? finding.change === UNBUILDABLE_BASE && finding.logicalId.startsWith(acknowledgement.base ?? "-")
+    : acknowledgement.change === finding.change &&
+      acknowledgement.logicalId === finding.logicalId &&
+      stackPattern(acknowledgement.stack).test(finding.stack);
 
 export interface Verdict {
   /** Findings no acknowledgement covers: the release fails. */

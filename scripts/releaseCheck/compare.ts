@@ -10,13 +10,20 @@
  *   new logical id is a new, empty resource;
  * - `protection-weakened`: a stateful resource no longer retained when deleted or replaced, or whose
  *   deletion protection is switched off;
+ * - `backup-weakened`, `index-removed`, `encryption-changed`, `ttl-changed`: an update in place that
+ *   loses data or the means to restore it (./dataSettings.ts);
+ * - `moved`: a stateful resource of a stack now pinned to another account or region: the release
+ *   creates a new, empty one there, and the deployed one stays where it is, with the data. ARNs and
+ *   service principals that differ only by that account id or region are the move, not a widening;
  * - `iam-widening`, `security-group-widening`: permissions or network access added to a stack that
  *   is deployed already. A new stack has nothing to compare with (a first release: every stack is
- *   new): it passes, and the report shows its whole diff, permissions included.
+ *   new): it passes, and the report shows its whole diff, permissions included;
+ * - `unbuildable-base`: the base commit cannot be built (./main.ts), so nothing was compared.
  *
  * Each finding blocks the release unless acknowledged (./acknowledgements.ts).
  */
 import { fullDiff, ResourceImpact, type TemplateDiff } from "@aws-cdk/cloudformation-diff";
+import { dataSettingChanges } from "./dataSettings";
 import { type CfnResource, type CfnTemplate, isStateful, keepsData } from "./stateful";
 
 /** One stack of a cloud assembly, as the release check compares it. */
@@ -34,8 +41,14 @@ export const CHANGE_KINDS = [
   "replace",
   "remove",
   "protection-weakened",
+  "backup-weakened",
+  "index-removed",
+  "encryption-changed",
+  "ttl-changed",
+  "moved",
   "iam-widening",
   "security-group-widening",
+  "unbuildable-base",
 ] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
@@ -51,8 +64,10 @@ export interface Finding {
 export interface StackComparison {
   readonly stackName: string;
   readonly environment: string;
-  /** `added`: only in the release; `removed`: only in the base. */
-  readonly status: "added" | "removed" | "changed" | "unchanged";
+  /** `added`: only in the release; `removed`: only in the base; `moved`: to another account or region. */
+  readonly status: "added" | "removed" | "moved" | "changed" | "unchanged";
+  /** The deployed stack's environment when the release moves it to another one. */
+  readonly movedFrom?: string;
   readonly diff: TemplateDiff;
   readonly findings: Finding[];
   readonly constructPaths: Readonly<Record<string, string>>;
@@ -107,9 +122,67 @@ export function compareAssemblies(base: readonly StackTemplate[], head: readonly
     .sort((a, b) => a.stackName.localeCompare(b.stackName) || a.environment.localeCompare(b.environment));
 }
 
+/** An environment's account and region; undefined where the stack is not pinned to one. */
+function environmentParts(environment: string): { account?: string; region?: string } {
+  const [, account, region] = /^aws:\/\/([^/]*)\/(.*)$/.exec(environment) ?? [];
+  return {
+    ...(account && /^\d{12}$/.test(account) ? { account } : {}),
+    ...(region && region !== "unknown-region" ? { region } : {}),
+  };
+}
+
+/**
+ * What changes when a deployed stack is pinned to another account or region: both sides name one,
+ * and they differ. A stack pinned since (unknown before) is the same stack, not a move.
+ */
+function movement(base: StackTemplate, head: StackTemplate) {
+  const from = environmentParts(base.environment);
+  const to = environmentParts(head.environment);
+  const account =
+    from.account && to.account && from.account !== to.account ? { from: from.account, to: to.account } : undefined;
+  const region =
+    from.region && to.region && from.region !== to.region ? { from: from.region, to: to.region } : undefined;
+  return account || region ? { account, region } : undefined;
+}
+type Movement = NonNullable<ReturnType<typeof movement>>;
+
+/**
+ * The deployed template as if it were in the release's account and region: every account id and
+ * region name of the move, in ARNs, principals (`logs.<region>.amazonaws.com`) and conditions alike,
+ * replaced by the new one, so that what differs only by the move is no change at all.
+ */
+function relocated<T>(value: T, move: Movement): T {
+  const swap = (text: string) => {
+    let result = text;
+    if (move.account) result = result.replace(new RegExp(`(?<!\\d)${move.account.from}(?!\\d)`, "g"), move.account.to);
+    if (move.region) {
+      result = result.replace(new RegExp(`(?<![a-z0-9-])${move.region.from}(?![a-z0-9-])`, "g"), move.region.to);
+    }
+    return result;
+  };
+  const walk = (node: unknown): unknown =>
+    typeof node === "string"
+      ? swap(node)
+      : Array.isArray(node)
+        ? node.map(walk)
+        : typeof node === "object" && node !== null
+          ? Object.fromEntries(Object.entries(node).map(([key, child]) => [key, walk(child)]))
+          : node;
+  return walk(value) as T;
+}
+
+const describeMove = (move: Movement, head: StackTemplate) => {
+  const to = environmentParts(head.environment);
+  const where = [move.account ? `account ${to.account}` : "", move.region ? `region ${to.region}` : ""].filter(Boolean);
+  return where.join(", ");
+};
+
 export function compareStack(base: StackTemplate | undefined, head: StackTemplate | undefined): StackComparison {
   const stack = (head ?? base) as StackTemplate;
-  const baseTemplate = comparable(base?.template);
+  const move = base && head ? movement(base, head) : undefined;
+  // Compared as if the deployed stack were where the release goes: the move is one finding per
+  // stateful resource below, and its changed ARNs widen nothing.
+  const baseTemplate = comparable(move ? relocated(base?.template, move) : base?.template);
   const headTemplate = comparable(head?.template);
   const diff = fullDiff(baseTemplate, headTemplate);
   const stackName = stack.stackName;
@@ -170,6 +243,21 @@ export function compareStack(base: StackTemplate | undefined, head: StackTemplat
     } else if (after) {
       const weakened = weakenedProtections(before, after);
       if (weakened.length > 0) findings.push(finding("protection-weakened", weakened.join("; ")));
+      for (const { kind, detail } of dataSettingChanges(before, after)) findings.push(finding(kind, detail));
+    }
+  }
+
+  if (move && base && head) {
+    const where = describeMove(move, head);
+    for (const [logicalId, resource] of Object.entries(baseTemplate.Resources ?? {})) {
+      if (!isStateful(resource) || !headTemplate.Resources?.[logicalId]) continue;
+      findings.push({
+        stack: stackName,
+        logicalId,
+        resourceType: resource.Type,
+        change: "moved",
+        detail: `the stack moves from ${base.environment} to ${head.environment}: the release creates a new, empty ${resource.Type} in ${where}, and the deployed one stays in ${base.environment} with its data`,
+      });
     }
   }
 
@@ -184,7 +272,8 @@ export function compareStack(base: StackTemplate | undefined, head: StackTemplat
   return {
     stackName,
     environment: stack.environment,
-    status: !base ? "added" : !head ? "removed" : diff.isEmpty ? "unchanged" : "changed",
+    status: !base ? "added" : !head ? "removed" : move ? "moved" : diff.isEmpty ? "unchanged" : "changed",
+    ...(move && base ? { movedFrom: base.environment } : {}),
     diff,
     findings,
     constructPaths: { ...base?.constructPaths, ...head?.constructPaths },

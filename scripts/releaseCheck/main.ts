@@ -5,33 +5,48 @@
  * stateful resource (the table, KMS keys, secrets, log groups, anything retained), weaken how it is
  * kept, or widen IAM permissions or security group rules of a deployed stack, unless
  * release-acknowledgements.json acknowledges that change with a reason (docs/deploy.md, "Stateful
- * resources"). `--first-release` compares with nothing: everything is new.
+ * resources"). `--first-release` compares with nothing: everything is new. `--base-assembly <dir>`
+ * compares with a cloud assembly recorded earlier (the cdk.out a deploy used) instead of a commit.
+ * A base commit that cannot be built is a finding (`unbuildable-base`): acknowledged, the check
+ * compares with nothing and says so in its summary line.
  *
  * Prints one summary line and one line per finding; appends a Markdown report with each stack's diff
  * to `--summary <file>`, or to $GITHUB_STEP_SUMMARY when set. Exit 0 passed, 1 failed, 2 on input it
  * cannot work with (one line, no stack trace). Offline; two syntheses, run side by side.
  */
 import { appendFileSync, existsSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { ACKNOWLEDGEMENTS_FILE, AcknowledgementsError, judge, readAcknowledgements } from "./acknowledgements";
-import { compareAssemblies, type StackTemplate } from "./compare";
+import {
+  ACKNOWLEDGEMENTS_FILE,
+  AcknowledgementsError,
+  judge,
+  readAcknowledgements,
+  UNBUILDABLE_BASE,
+} from "./acknowledgements";
+import { compareAssemblies, type Finding, type StackTemplate } from "./compare";
 import { findingLines, markdownReport, type ReportContext, summaryLine } from "./report";
 import {
-  dependencyNote,
+  type BaseCommit,
   materialize,
   ReleaseCheckInputError,
+  readAssembly,
+  requireApp,
   resolveBase,
   synthesizeCheckout,
+  UnbuildableBaseError,
   workingTreeLabel,
 } from "./synthesize";
 
-export const usage = "Usage: npm run release-check -- (--base <git ref> | --first-release) [--summary <file>]";
+export const usage =
+  "Usage: npm run release-check -- (--base <git ref> | --base-assembly <cdk.out dir> | --first-release) [--summary <file>]";
 
 export interface ReleaseCheckOptions {
   /** The git ref to compare with; undefined with --first-release. */
   readonly base: string | undefined;
+  /** A cloud assembly directory to compare with instead of a commit. */
+  readonly baseAssembly?: string | undefined;
   /** Where the Markdown report is appended. */
   readonly summary: string | undefined;
 }
@@ -40,12 +55,13 @@ export function parseReleaseCheckArguments(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): ReleaseCheckOptions {
-  let values: { base?: string; "first-release"?: boolean; summary?: string };
+  let values: { base?: string; "base-assembly"?: string; "first-release"?: boolean; summary?: string };
   try {
     ({ values } = parseArgs({
       args: [...argv],
       options: {
         base: { type: "string" },
+        "base-assembly": { type: "string" },
         "first-release": { type: "boolean" },
         summary: { type: "string" },
       },
@@ -57,12 +73,16 @@ export function parseReleaseCheckArguments(
     const message = (error as Error).message.split(/\.\s/)[0]?.replace(/\.$/, "") ?? "bad arguments";
     throw new ReleaseCheckInputError(`${message.replace(/\s+/g, " ")}. ${usage}`);
   }
-  if ((values.base === undefined) === (values["first-release"] !== true)) {
-    throw new ReleaseCheckInputError(`give either --base <git ref> or --first-release. ${usage}`);
+  const given = [values.base !== undefined, values["base-assembly"] !== undefined, values["first-release"] === true];
+  if (given.filter(Boolean).length !== 1) {
+    throw new ReleaseCheckInputError(
+      `give one of --base <git ref>, --base-assembly <dir> or --first-release. ${usage}`,
+    );
   }
+  if (values["base-assembly"] === "") throw new ReleaseCheckInputError(`--base-assembly needs a directory. ${usage}`);
   if (values.summary === "") throw new ReleaseCheckInputError(`--summary needs a file. ${usage}`);
   const summary = values.summary ?? (env.GITHUB_STEP_SUMMARY || undefined);
-  return { base: values.base, summary };
+  return { base: values.base, baseAssembly: values["base-assembly"], summary };
 }
 
 export interface ReleaseCheckResult {
@@ -80,31 +100,77 @@ export async function releaseCheck(appRoot: string, options: ReleaseCheckOptions
   // Read first: a mistake there should not wait for two syntheses.
   const acknowledgements = readAcknowledgements(join(appRoot, ACKNOWLEDGEMENTS_FILE));
   const base = options.base === undefined ? undefined : resolveBase(appRoot, options.base);
+  if (base) requireApp(appRoot, base);
+  const recorded = options.baseAssembly === undefined ? undefined : resolve(appRoot, options.baseAssembly);
+  const recordedStacks = recorded ? readAssembly(recorded) : undefined;
   const head = workingTreeLabel(appRoot);
-  const materialized = base ? await materialize(appRoot, base) : undefined;
+  const [baseSide, headStacks] = await Promise.all([
+    base ? buildBase(appRoot, base) : Promise.resolve<BaseSide>({ stacks: recordedStacks ?? [] }),
+    synthesizeCheckout(appRoot, head),
+  ]);
+  const comparisons = compareAssemblies(baseSide.stacks, headStacks);
+  const verdict = judge(
+    [
+      ...(baseSide.unbuildable ? [baseSide.unbuildable] : []),
+      ...comparisons.flatMap((comparison) => comparison.findings),
+    ],
+    acknowledgements,
+  );
+  const baseLabel = baseSide.unbuildable
+    ? `NOTHING, because ${base?.label} cannot be built: every resource counts as new and nothing was compared`
+    : recorded
+      ? `the cloud assembly in ${recorded}`
+      : (base?.label ?? "nothing (first release: every resource is new)");
+  const context: ReportContext = {
+    head,
+    base: baseLabel,
+    ...(baseSide.note ? { notes: [baseSide.note] } : {}),
+  };
+  return {
+    exitCode: verdict.failing.length > 0 ? 1 : 0,
+    lines: [summaryLine(comparisons, verdict, context), ...findingLines(verdict)],
+    markdown: markdownReport(comparisons, verdict, context),
+  };
+}
+
+interface BaseSide {
+  readonly stacks: StackTemplate[];
+  /** The finding that the base commit cannot be built. */
+  readonly unbuildable?: Finding;
+  readonly note?: string;
+}
+
+/**
+ * The base commit's stacks, built as it was released (./synthesize.ts); or, when it cannot be
+ * built, no stacks and the finding that says so, which only an acknowledgement naming that commit
+ * lets through: then the release is compared with nothing, like a first release.
+ */
+async function buildBase(appRoot: string, base: BaseCommit): Promise<BaseSide> {
   try {
-    const [baseStacks, headStacks] = await Promise.all([
-      materialized && base ? synthesizeCheckout(materialized.app, base.label) : Promise.resolve<StackTemplate[]>([]),
-      synthesizeCheckout(appRoot, head),
-    ]);
-    const comparisons = compareAssemblies(baseStacks, headStacks);
-    const verdict = judge(
-      comparisons.flatMap((comparison) => comparison.findings),
-      acknowledgements,
-    );
-    const note = base ? dependencyNote(appRoot, base) : undefined;
-    const context: ReportContext = {
-      head,
-      base: base?.label ?? "nothing (first release: every resource is new)",
-      ...(note ? { notes: [note] } : {}),
-    };
+    const materialized = await materialize(appRoot, base);
+    try {
+      const stacks = await synthesizeCheckout(materialized.app, base.label, UnbuildableBaseError);
+      const note =
+        materialized.dependencies === "installed"
+          ? `package-lock.json differs from the base's: the base was built with its own locked dependencies (npm ci), so what a dependency upgrade changes in the templates is compared too.`
+          : undefined;
+      return { stacks, ...(note ? { note } : {}) };
+    } finally {
+      rmSync(materialized.root, { recursive: true, force: true });
+    }
+  } catch (error) {
+    if (!(error instanceof UnbuildableBaseError)) throw error;
+    const entry = JSON.stringify({ change: UNBUILDABLE_BASE, base: base.commit, reason: "<why>" });
     return {
-      exitCode: verdict.failing.length > 0 ? 1 : 0,
-      lines: [summaryLine(comparisons, verdict, context), ...findingLines(verdict)],
-      markdown: markdownReport(comparisons, verdict, context),
+      stacks: [],
+      unbuildable: {
+        stack: "",
+        logicalId: base.commit,
+        resourceType: "",
+        change: UNBUILDABLE_BASE,
+        detail: `${error.message}; to release anyway, comparing with nothing, acknowledge it in ${ACKNOWLEDGEMENTS_FILE}: ${entry} (docs/deploy.md, "A base that cannot be built")`,
+      },
     };
-  } finally {
-    if (materialized) rmSync(materialized.root, { recursive: true, force: true });
   }
 }
 

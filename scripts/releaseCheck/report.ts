@@ -24,29 +24,31 @@ export function summaryLine(comparisons: readonly StackComparison[], verdict: Ve
   const compared = `${plural(comparisons.length, "stack")} of ${context.head} against ${context.base}`;
   if (verdict.failing.length > 0) {
     return (
-      `release-check: FAILED: ${plural(verdict.failing.length, "change")} would replace or remove stateful resources ` +
-      `or widen access (${compared}). Keep the logical ids (docs/deploy.md, "Stateful resources"), or acknowledge ` +
+      `release-check: FAILED: ${plural(verdict.failing.length, "change")} would replace, remove, move or weaken stateful resources ` +
+      `or widen access (${compared}). Keep the logical ids and settings (docs/deploy.md, "Stateful resources"), or acknowledge ` +
       `each in ${ACKNOWLEDGEMENTS_FILE} with a reason.`
     );
   }
   const added = comparisons.filter((comparison) => comparison.status === "added").length;
+  const moved = comparisons.filter((comparison) => comparison.status === "moved").length;
   const counts = [
     added > 0 ? `${plural(added, "new stack")}, nothing to compare with` : "",
+    moved > 0 ? `${plural(moved, "stack")} moved to another account or region` : "",
     verdict.acknowledged.length > 0 ? `${verdict.acknowledged.length} acknowledged` : "",
     verdict.stale.length > 0 ? plural(verdict.stale.length, "stale acknowledgement") : "",
   ].filter(Boolean);
   const outcome =
     verdict.acknowledged.length > 0
-      ? "every replacement, removal or widening is acknowledged"
-      : "nothing stateful replaced or removed, no access widened";
+      ? "every finding is acknowledged"
+      : "nothing stateful replaced, removed, moved or weakened, no access widened";
   return `release-check: passed: ${compared}; ${outcome}${counts.length > 0 ? ` (${counts.join(", ")})` : ""}.`;
 }
 
 const describe = (finding: Finding) =>
-  `${finding.stack} ${finding.logicalId}${finding.resourceType ? ` (${finding.resourceType})` : ""} ${finding.change}: ${finding.detail}`;
+  `${finding.stack ? `${finding.stack} ` : ""}${finding.logicalId}${finding.resourceType ? ` (${finding.resourceType})` : ""} ${finding.change}: ${finding.detail}`;
 
 const describeStale = (acknowledgement: Acknowledgement) =>
-  `stale acknowledgement: ${acknowledgement.stack} ${acknowledgement.logicalId} ${acknowledgement.change} matches no change; remove it from ${ACKNOWLEDGEMENTS_FILE}`;
+  `stale acknowledgement: ${acknowledgement.base !== undefined ? `base ${acknowledgement.base}` : `${acknowledgement.stack} ${acknowledgement.logicalId}`} ${acknowledgement.change} matches no change; remove it from ${ACKNOWLEDGEMENTS_FILE}`;
 
 /** The lines after the summary line. */
 export function findingLines(verdict: Verdict): string[] {
@@ -93,7 +95,7 @@ export function markdownReport(
   context: ReportContext,
 ): string {
   const item = (label: string, finding: Finding, reason?: string) =>
-    `- **${label}** ${code(finding.stack)} ${code(finding.logicalId)}${finding.resourceType ? ` (${finding.resourceType})` : ""}, ${finding.change}: ${finding.detail}${reason ? ` *Reason:* ${reason}` : ""}`;
+    `- **${label}** ${finding.stack ? `${code(finding.stack)} ` : ""}${code(finding.logicalId)}${finding.resourceType ? ` (${finding.resourceType})` : ""}, ${finding.change}: ${finding.detail}${reason ? ` *Reason:* ${reason}` : ""}`;
   const lines = [
     `### Release check: ${context.head} against ${context.base}`,
     "",
@@ -114,7 +116,9 @@ export function markdownReport(
         ? plural(comparison.diff.resources.differenceCount, "resource change")
         : comparison.status === "added"
           ? "new stack"
-          : "no longer in the app";
+          : comparison.status === "moved"
+            ? `moved from ${comparison.movedFrom}: every resource is new there (the diff is against the deployed stack as if it were there)`
+            : "no longer in the app";
     lines.push(
       `<details><summary>${comparison.stackName} (${comparison.environment}): ${what}</summary>`,
       "",

@@ -2,8 +2,10 @@
  * The two cloud assemblies the release check compares: the base commit's, materialized from git into
  * a temporary directory (`git archive`, which changes nothing in the repository: no worktree, no
  * checkout), and the working tree's, both synthesized at once by ./synthDriver.ts in processes of
- * their own. The base reuses the working tree's installed dependencies through a node_modules link,
- * as a clean clone after `npm ci` would have them; no network, no credentials.
+ * their own. The base is built as it was released, with its own locked dependencies: when its
+ * package-lock.json is the working tree's, through a link to the working tree's node_modules (what
+ * `npm ci` would install anyway); when it differs, `npm ci` installs the base's lock in its checkout
+ * (from npm's cache where it can). No credentials.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
@@ -17,6 +19,12 @@ import { SYNTHESIS_FAILURE } from "./synthDriver";
 
 /** Input the check cannot work with (no such ref, not a git checkout, a base without this app): exit 2, one line. */
 export class ReleaseCheckInputError extends Error {}
+
+/**
+ * A base commit of this app that cannot be built (its locked dependencies do not install, its app
+ * does not synthesize): one line, which ./main.ts turns into an acknowledgeable finding.
+ */
+export class UnbuildableBaseError extends Error {}
 
 const driver = fileURLToPath(new URL("./synthDriver.ts", import.meta.url));
 
@@ -59,27 +67,74 @@ export function workingTreeLabel(appRoot: string): string {
 /** The app's directory relative to the repository's top (empty when it is the top). */
 const appPrefix = (appRoot: string) => git(appRoot, ["rev-parse", "--show-prefix"])?.trim() ?? "";
 
-/** A note when the base's locked dependencies differ from the working tree's, which both are synthesized with. */
-export function dependencyNote(appRoot: string, base: BaseCommit): string | undefined {
-  const lockFile = join(appRoot, "package-lock.json");
-  const atBase = git(appRoot, ["show", `${base.commit}:${appPrefix(appRoot)}package-lock.json`]);
-  if (atBase === undefined || !existsSync(lockFile) || atBase === readFileSync(lockFile, "utf8")) return undefined;
-  return (
-    "package-lock.json differs from the base's: both were synthesized with the working tree's installed " +
-    "dependencies, so what a dependency upgrade itself changes in the templates shows only in cdk diff " +
-    "against the deployed stacks."
-  );
-}
-
-/**
- * The base commit's files in a temporary directory, with the working tree's node_modules linked in;
- * returns the app's directory there. The caller removes `root` when done.
- */
-export async function materialize(appRoot: string, base: BaseCommit): Promise<{ root: string; app: string }> {
+/** Refuses a base commit without this app, in one line. */
+export function requireApp(appRoot: string, base: BaseCommit): void {
   const prefix = appPrefix(appRoot);
   if (git(appRoot, ["cat-file", "-e", `${base.commit}:${prefix}infra/app.ts`]) === undefined) {
     throw new ReleaseCheckInputError(`${base.label} has no ${prefix}infra/app.ts: it is not a commit of this app.`);
   }
+}
+
+/** Whether the base's package-lock.json is the working tree's (both absent counts as the same). */
+function sameLock(appRoot: string, base: BaseCommit): boolean {
+  const lockFile = join(appRoot, "package-lock.json");
+  const atBase = git(appRoot, ["show", `${base.commit}:${appPrefix(appRoot)}package-lock.json`]);
+  const here = existsSync(lockFile) ? readFileSync(lockFile, "utf8") : undefined;
+  return atBase === here;
+}
+
+/** The command that installs a base's own locked dependencies: no lifecycle scripts, npm's cache first. */
+export const INSTALL_COMMAND = ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"] as const;
+
+/**
+ * `npm ci` in `directory`, from its own package-lock.json; npm's first error line when it fails.
+ * The npm that runs this check's own `npm run` (npm_execpath) when there is one.
+ */
+export async function installLockedDependencies(directory: string): Promise<void> {
+  const npmCli = process.env.npm_execpath;
+  const [command, args] = npmCli?.endsWith(".js")
+    ? [process.execPath, [npmCli, ...INSTALL_COMMAND]]
+    : ["npm", [...INSTALL_COMMAND]];
+  const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+    // npm_config_* of an enclosing `npm run` (its prefix, workspace) must not steer this install.
+    const environment = Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([name]) => !/^npm_/i.test(name) || /^npm_config_(cache|registry|userconfig)$/i.test(name),
+      ),
+    );
+    const child = spawn(command, args, { cwd: directory, env: environment, stdio: ["ignore", "pipe", "pipe"] });
+    let text = "";
+    child.stdout.on("data", (chunk) => {
+      text += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      text += chunk;
+    });
+    child.once("error", (error) => resolve({ code: -1, output: `npm error ${error.message}` }));
+    child.once("close", (exitCode) => resolve({ code: exitCode, output: text }));
+  });
+  if (code !== 0) {
+    const lines = output.split("\n").map((line) => line.trim());
+    const errors = lines
+      .filter((line) => /^npm (error|ERR!)/.test(line))
+      .map((line) => line.replace(/^npm (error|ERR!)\s*/, ""))
+      .filter((line) => line !== "" && !/^code \w+$/.test(line));
+    const reason = errors[0] ?? lines.filter(Boolean).at(-1) ?? `exit code ${code}`;
+    throw new UnbuildableBaseError(`npm ${INSTALL_COMMAND.join(" ")} of its package-lock.json failed: ${reason}`);
+  }
+}
+
+/**
+ * The base commit's files in a temporary directory, with its locked dependencies (linked from the
+ * working tree when the lock is the same, installed otherwise); returns the app's directory there
+ * and how its dependencies came. The caller removes `root` when done.
+ */
+export async function materialize(
+  appRoot: string,
+  base: BaseCommit,
+): Promise<{ root: string; app: string; dependencies: "linked" | "installed" }> {
+  const prefix = appPrefix(appRoot);
+  requireApp(appRoot, base);
   const top = git(appRoot, ["rev-parse", "--show-toplevel"])?.trim() ?? appRoot;
   const root = mkdtempSync(join(tmpdir(), "release-check-base-"));
   try {
@@ -108,19 +163,37 @@ export async function materialize(appRoot: string, base: BaseCommit): Promise<{ 
       extract.once("close", exited);
     });
     // A node_modules link committed by mistake (.gitignore's `node_modules/` matches directories
-    // only) would point anywhere: the working tree's dependencies replace it.
+    // only) would point anywhere: the base's own dependencies replace it.
     rmSync(join(root, prefix, "node_modules"), { recursive: true, force: true });
-    symlinkSync(join(appRoot, "node_modules"), join(root, prefix, "node_modules"), "dir");
+    if (sameLock(appRoot, base)) {
+      symlinkSync(join(appRoot, "node_modules"), join(root, prefix, "node_modules"), "dir");
+      return { root, app: join(root, prefix), dependencies: "linked" };
+    }
+    try {
+      await installLockedDependencies(join(root, prefix));
+    } catch (error) {
+      if (error instanceof UnbuildableBaseError) {
+        throw new UnbuildableBaseError(`cannot build ${base.label}: ${error.message}`);
+      }
+      throw error;
+    }
+    return { root, app: join(root, prefix), dependencies: "installed" };
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
     throw error;
   }
-  return { root, app: join(root, prefix) };
 }
 
 /** The stacks of a cloud assembly directory, nested stage assemblies included. */
 export function readAssembly(outdir: string): StackTemplate[] {
-  return new CloudAssembly(outdir).stacksRecursively.map((artifact) => ({
+  let assembly: CloudAssembly;
+  try {
+    assembly = new CloudAssembly(outdir);
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+    throw new ReleaseCheckInputError(`${outdir} is not a cloud assembly (cdk.out): ${reason}`);
+  }
+  return assembly.stacksRecursively.map((artifact) => ({
     stackName: artifact.stackName,
     environment: artifact.environment.name,
     template: artifact.template as CfnTemplate,
@@ -130,8 +203,15 @@ export function readAssembly(outdir: string): StackTemplate[] {
   }));
 }
 
-/** Synthesizes the app in `appDirectory` (./synthDriver.ts) and reads its stacks. */
-export async function synthesizeCheckout(appDirectory: string, label: string): Promise<StackTemplate[]> {
+/**
+ * Synthesizes the app in `appDirectory` (./synthDriver.ts) and reads its stacks. A failure is one
+ * line: a ReleaseCheckInputError, or `failure`'s class when given (the base's: UnbuildableBaseError).
+ */
+export async function synthesizeCheckout(
+  appDirectory: string,
+  label: string,
+  failure: new (message: string) => Error = ReleaseCheckInputError,
+): Promise<StackTemplate[]> {
   const outdir = mkdtempSync(join(tmpdir(), "release-check-assembly-"));
   try {
     // The app reads context and an output directory from these when the CDK CLI runs it; this run
@@ -159,7 +239,7 @@ export async function synthesizeCheckout(appDirectory: string, label: string): P
         lines.find((line) => line.startsWith(SYNTHESIS_FAILURE))?.slice(SYNTHESIS_FAILURE.length) ??
         lines.filter(Boolean).at(-1) ??
         `exit code ${code}`;
-      throw new ReleaseCheckInputError(`cannot synthesize ${label}: ${reason}`);
+      throw new failure(`cannot synthesize ${label}: ${reason}`);
     }
     return readAssembly(outdir);
   } finally {

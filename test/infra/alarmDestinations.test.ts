@@ -46,10 +46,10 @@ describe("alarm destinations from deployment settings", () => {
     const production = app.template("Production");
     expect(emailsOf(production)).toEqual(["ops@example.com", "oncall@example.com"]);
     const alarms = Object.values(production.findResources("AWS::CloudWatch::Alarm"));
-    // Two kinds of alarm page nobody and notify only the stage's deployment events topic, never the
-    // pager: the rollout's rollback alarms, which judge deployments for CodeDeploy
-    // (infra/stacks/rollout.ts), and the alarm delivery test alarm npm run alarms:verify sets off
-    // (infra/stacks/monitoring.ts).
+    // The rollout's rollback alarms, which judge deployments for CodeDeploy (infra/stacks/rollout.ts),
+    // page nobody and notify only the stage's deployment events topic, never the pager. The alarm
+    // delivery test alarm npm run alarms:verify sets off (infra/stacks/monitoring.ts) notifies the
+    // paging topics, the pager too, whose subscriptions filter it out.
     const judgesDeployments = (alarm: (typeof alarms)[number]) =>
       String(alarm.Properties.AlarmDescription).startsWith("Rolls back a deployment");
     const testsDelivery = (alarm: (typeof alarms)[number]) =>
@@ -62,11 +62,15 @@ describe("alarm destinations from deployment settings", () => {
     }
     expect(alarms.filter(judgesDeployments)).toHaveLength(routeList.length + 1);
     expect(alarms.filter(testsDelivery)).toHaveLength(1);
-    for (const alarm of alarms.filter((candidate) => judgesDeployments(candidate) || testsDelivery(candidate))) {
+    for (const alarm of alarms.filter(judgesDeployments)) {
       expect(alarm.Properties.AlarmActions).toEqual([
         { Ref: expect.stringMatching(/^MonitoringDeploymentEventsTopic[0-9A-F]{8}$/) },
       ]);
     }
+    expect(alarms.find(testsDelivery)?.Properties.AlarmActions).toEqual([
+      { Ref: expect.stringMatching(/^MonitoringAlarmTopic[0-9A-F]{8}$/) },
+      PAGER,
+    ]);
     expect(emailsOf(app.template("Staging"))).toEqual([]);
     expect(JSON.stringify(app.template("Staging").toJSON())).not.toContain(PAGER);
     Annotations.fromStack(app.stack("Production")).hasNoWarning("*", Match.stringLikeRegexp("alarm destination"));

@@ -210,7 +210,7 @@ describe("delivery access stack: one deploy role per stage", () => {
       ]);
     });
 
-    it(`${stage.id}: may set the state of its own stage's alarm delivery test alarm and read its history, no other alarm's`, () => {
+    it(`${stage.id}: may set the state of its own stage's alarm delivery test alarm and read its history, no other alarm's, and read its paging topic's subscriptions`, () => {
       const [, role] = deployRoleOf(template(), stage.id);
       const policies = role.Properties.Policies as { PolicyName: string; PolicyDocument: unknown }[];
 
@@ -242,8 +242,52 @@ describe("delivery access stack: one deploy role per stage", () => {
               ],
             },
           },
+          {
+            Sid: "AlarmDeliveryTestSubscriptions",
+            Effect: "Allow",
+            Action: "sns:ListSubscriptionsByTopic",
+            // CloudFormation names the stage's alarm topic `<stack name>-<logical id>-<suffix>`.
+            Resource: {
+              "Fn::Join": [
+                "",
+                [
+                  "arn:",
+                  { Ref: "AWS::Partition" },
+                  ":sns:",
+                  { Ref: "AWS::Region" },
+                  ":",
+                  { Ref: "AWS::AccountId" },
+                  `:${stage.stackName}-MonitoringAlarmTopic*`,
+                ],
+              ],
+            },
+          },
+          {
+            Sid: "AlarmDeliveryTestFilterPolicies",
+            Effect: "Allow",
+            Action: "sns:GetSubscriptionAttributes",
+            Resource: "*",
+          },
         ],
       });
+    });
+
+    it(`${stage.id}: may also read the subscriptions of the existing paging topic its settings name`, () => {
+      const pager = `arn:aws:sns:eu-west-1:123456789012:${stage.stage}-pager`;
+      const configured = synthesizeDeliveryAccess({
+        githubRepository: repository,
+        [`${stage.stage}:alarmTopicArn`]: pager,
+      }).template();
+      const [, role] = deployRoleOf(configured, stage.id);
+      const policies = role.Properties.Policies as {
+        PolicyName: string;
+        PolicyDocument: { Statement: { Sid?: string; Resource: unknown }[] };
+      }[];
+      const statement = policies
+        .find((policy) => policy.PolicyName === "AlarmDeliveryTest")
+        ?.PolicyDocument.Statement.find((candidate) => candidate.Sid === "AlarmDeliveryTestSubscriptions");
+
+      expect(statement?.Resource).toEqual([expect.objectContaining({ "Fn::Join": expect.any(Array) }), pager]);
     });
 
     it(`${stage.id}: allows sessions of two hours, long enough for a canary deploy that rolls back`, () => {
@@ -284,7 +328,7 @@ describe("delivery access stack: one deploy role per stage", () => {
     );
   });
 
-  it("passes cdk-nag (AwsSolutions, Serverless), with only the pre-flight's unavoidable wildcards acknowledged", () => {
+  it("passes cdk-nag (AwsSolutions, Serverless), with only the pre-flight's and alarms:verify's unavoidable wildcards acknowledged", () => {
     const acknowledged = stackOf()
       .node.findAll()
       .flatMap((construct) =>
@@ -297,7 +341,7 @@ describe("delivery access stack: one deploy role per stage", () => {
     expect(acknowledged.length).toBeGreaterThan(0);
     for (const id of acknowledged) {
       expect(id).toMatch(
-        /^AwsSolutions::AwsSolutions-IAM5\[Resource::(\*|.*:stack\/[\w-]+\/\*|.*:function:[\w-]+-\*)\]$/,
+        /^AwsSolutions::AwsSolutions-IAM5\[Resource::(\*|.*:stack\/[\w-]+\/\*|.*:function:[\w-]+-\*|.*:sns:.*:[\w-]+-MonitoringAlarmTopic\*)\]$/,
       );
     }
   });

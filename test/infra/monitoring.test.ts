@@ -154,11 +154,19 @@ describe("the alarm topic", () => {
     expect(JSON.stringify(statements)).not.toMatch(/aws:Source(Arn|Account)/);
   });
 
-  it("subscribes the configured addresses by e-mail", () => {
+  it("subscribes the configured addresses by e-mail, each dropping the alarm delivery test's notification by the alarm name in its body", () => {
     const subscriptions = Object.values(configured.template().findResources("AWS::SNS::Subscription"));
 
     expect(subscriptions.map((subscription) => subscription.Properties)).toEqual(
-      EMAILS.map((email) => expect.objectContaining({ Protocol: "email", Endpoint: email })),
+      EMAILS.map((email) =>
+        expect.objectContaining({
+          Protocol: "email",
+          Endpoint: email,
+          // SNS applies it to the JSON alarm notification CloudWatch publishes; every other alarm passes.
+          FilterPolicyScope: "MessageBody",
+          FilterPolicy: { AlarmName: [{ "anything-but": ["petstore-prod-alarm-delivery-test"] }] },
+        }),
+      ),
     );
   });
 });
@@ -207,14 +215,24 @@ describe("the alarm delivery test alarm", () => {
     expect(alarmDeliveryTestAlarmName("staging")).toBe("petstore-staging-alarm-delivery-test");
   });
 
-  it("notifies the deployment events topic only, when it fires and when it clears: a test pages nobody", () => {
+  it("notifies every paging topic when it fires, the very topics the paging alarms notify, and only the deployment events topic when it clears", () => {
     const template = configured.template();
     const [, properties] = deliveryTest;
-    const eventsTopic = [{ Ref: topicIdOf(template, "DeploymentEventsTopic") }];
+    const pagingTopics = [{ Ref: alarmTopicIdOf(template) }, EXISTING_TOPIC];
 
-    expect(properties.AlarmActions).toEqual(eventsTopic);
-    expect(properties.OKActions).toEqual(eventsTopic);
+    expect(properties.AlarmActions).toEqual(pagingTopics);
+    for (const found of Object.values(alarms)) expect(found.Properties.AlarmActions).toEqual(pagingTopics);
+    expect(properties.OKActions).toEqual([{ Ref: topicIdOf(template, "DeploymentEventsTopic") }]);
     expect(properties.InsufficientDataActions).toBeUndefined();
+  });
+
+  it("notifies the stage's own alarm topic alone when no existing topic is configured", () => {
+    const template = monitoredStack({ alarmEmails: EMAILS }).template();
+    const [deliveryTestAlarm] = Object.entries(template.findResources("AWS::CloudWatch::Alarm")).filter(([id]) =>
+      id.startsWith("MonitoringAlarmDeliveryTest"),
+    );
+
+    expect(deliveryTestAlarm?.[1].Properties.AlarmActions).toEqual([{ Ref: alarmTopicIdOf(template) }]);
   });
 
   it("watches a metric nothing publishes, with missing data not breaching: it never fires by itself", () => {
@@ -231,7 +249,7 @@ describe("the alarm delivery test alarm", () => {
     expect(Object.values(metricNames)).not.toContain(ALARM_DELIVERY_TEST_METRIC);
   });
 
-  it("publishes as the paging alarms do: a topic encrypted with the same key, whose policy lets CloudWatch publish on the same terms", () => {
+  it("clears to the deployment events topic, which is encrypted with the paging topic's key and lets CloudWatch publish on the same terms", () => {
     const template = configured.template();
     const topics = template.findResources("AWS::SNS::Topic");
     const cloudWatchStatementOf = (topicId: string) => {

@@ -2,9 +2,11 @@
  * The release check's decisions (scripts/releaseCheck/compare.ts) on templates the CDK synthesizes:
  * the real app's, and the production table defined elsewhere, as a careless refactoring would.
  * It refuses a renamed or moved table construct, a key-schema change and a table no longer retained;
- * it lets a code change pass, and an acknowledged replacement; it lists permissions a release adds.
+ * backups, indexes, encryption and TTL weakened in place; a stage moved to another account or region
+ * (without calling its changed ARNs a widening); it lets a code change pass, and an acknowledged
+ * replacement; it lists permissions a release adds.
  */
-import { App, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { App, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
@@ -15,9 +17,9 @@ import { stageConfigs } from "../../infra/config";
 import { deployedStages } from "../../infra/deployment";
 import { petTableProps } from "../../infra/stacks/dataStack";
 import { type Acknowledgement, judge } from "../../scripts/releaseCheck/acknowledgements";
-import { compareAssemblies, compareStack, type StackTemplate } from "../../scripts/releaseCheck/compare";
+import { compareAssemblies, compareStack, type Finding, type StackTemplate } from "../../scripts/releaseCheck/compare";
 import { markdownReport } from "../../scripts/releaseCheck/report";
-import type { CfnTemplate } from "../../scripts/releaseCheck/stateful";
+import { type CfnTemplate, statefulResources } from "../../scripts/releaseCheck/stateful";
 import { featureFlags, synthesizedStages } from "./app";
 
 const UNPINNED = "aws://unknown-account/unknown-region";
@@ -38,11 +40,18 @@ function dataStackWith(define: (stack: Stack) => void): StackTemplate {
   return stackTemplate(dataStackName, Template.fromStack(stack).toJSON());
 }
 
-const { app } = synthesizedStages({ policyValidation: false });
-const realStacks: StackTemplate[] = app.node
-  .findAll()
-  .filter((construct): construct is Stack => Stack.isStack(construct))
-  .map((stack) => stackTemplate(stack.stackName, Template.fromStack(stack).toJSON()));
+/** The real app's stacks, with each stack's environment as the cloud assembly names it. */
+function appStacks(context: Record<string, string> = {}): StackTemplate[] {
+  const { app } = synthesizedStages({ policyValidation: false, context });
+  return app.node
+    .findAll()
+    .filter((construct): construct is Stack => Stack.isStack(construct))
+    .map((stack) => ({
+      ...stackTemplate(stack.stackName, Template.fromStack(stack).toJSON()),
+      environment: `aws://${Token.isUnresolved(stack.account) ? "unknown-account" : stack.account}/${Token.isUnresolved(stack.region) ? "unknown-region" : stack.region}`,
+    }));
+}
+const realStacks = appStacks();
 const realStack = (name: string) => realStacks.find((stack) => stack.stackName === name) as StackTemplate;
 const deployedData = realStack(dataStackName);
 
@@ -111,6 +120,147 @@ describe("the release check refuses to lose the table", () => {
       ["TableCD117FA1", "remove"],
     ]);
     expect(comparison?.findings[0]?.detail).toContain("its stack is no longer in the app");
+  });
+});
+
+describe("the release check refuses to lose data, or the means to restore it, in place", () => {
+  /** Each finding as [logical id, kind, detail]. */
+  const summarized = (findings: Finding[]) =>
+    findings.map((finding) => [finding.logicalId, finding.change, finding.detail]);
+
+  it("fails when point-in-time recovery is switched off", () => {
+    const findings = findingsWithTable({ pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: false } });
+
+    expect(summarized(findings)).toEqual([
+      [
+        "TableCD117FA1",
+        "backup-weakened",
+        "point-in-time recovery is switched off: its 35 days of continuous backups are deleted, and nothing is left to restore from",
+      ],
+    ]);
+  });
+
+  it("fails when point-in-time recovery keeps 1 day instead of 35", () => {
+    const findings = findingsWithTable({
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true, recoveryPeriodInDays: 1 },
+    });
+
+    expect(summarized(findings)).toEqual([
+      [
+        "TableCD117FA1",
+        "backup-weakened",
+        "point-in-time recovery keeps 1 instead of 35 days: the table can no longer be restored to a time more than 1 day back",
+      ],
+    ]);
+  });
+
+  it("fails when a global secondary index is deleted", () => {
+    const findings = findingsWithTable({ globalSecondaryIndexes: [] });
+
+    expect(summarized(findings)).toEqual([
+      [
+        "TableCD117FA1",
+        "index-removed",
+        "global secondary index byStatus is deleted: queries on it fail at once, and adding it back builds it again from the whole table",
+      ],
+    ]);
+  });
+
+  it("fails when deletion protection alone is switched off", () => {
+    expect(summarized(findingsWithTable({ deletionProtection: false }))).toEqual([
+      ["TableCD117FA1", "protection-weakened", "deletion protection is switched off"],
+    ]);
+  });
+
+  it("fails when the table is encrypted with another key (AWS's managed key instead of DynamoDB's own)", () => {
+    const findings = findingsWithTable({ encryption: dynamodb.TableEncryptionV2.awsManagedKey() });
+
+    expect(findings.map((finding) => [finding.logicalId, finding.change])).toEqual([
+      ["TableCD117FA1", "encryption-changed"],
+    ]);
+    expect(findings[0]?.detail).toMatch(
+      /^encryption changes \(SSESpecification \(none\) becomes \{"SSEEnabled":true,"SSEType":"KMS"\}\): whatever reads it must be able to use the new key/,
+    );
+  });
+
+  it("fails when the time-to-live attribute changes, and when TTL is switched off", () => {
+    expect(summarized(findingsWithTable({ timeToLiveAttribute: "ttl" }))).toEqual([
+      [
+        "TableCD117FA1",
+        "ttl-changed",
+        "the time-to-live attribute expiresAt becomes ttl: items that carry only expiresAt stop expiring, and items whose ttl holds a past time are deleted",
+      ],
+    ]);
+    expect(summarized(findingsWithTable({ timeToLiveAttribute: undefined }))).toEqual([
+      [
+        "TableCD117FA1",
+        "ttl-changed",
+        "time to live on attribute expiresAt is switched off: items stop expiring and stay readable past their expiry",
+      ],
+    ]);
+  });
+
+  it("reports encryption changes on other stateful types: a log group's key", () => {
+    const logGroup = (kmsKeyId?: string): StackTemplate =>
+      stackTemplate("Logs", {
+        Resources: { Logs: { Type: "AWS::Logs::LogGroup", Properties: { KmsKeyId: kmsKeyId } } },
+      });
+
+    const { findings } = compareStack(logGroup("arn:aws:kms:eu-west-1:111111111111:key/a"), logGroup(undefined));
+
+    expect(summarized(findings)).toEqual([
+      [
+        "Logs",
+        "encryption-changed",
+        'encryption changes (KmsKeyId "arn:aws:kms:eu-west-1:111111111111:key/a" becomes (none)): whatever reads it must be able to use the new key, and what the old key encrypted (backups, exports, old versions) still needs the old one',
+      ],
+    ]);
+  });
+});
+
+describe("a stage moved to another account or region", () => {
+  const pinned = { "prod:account": "111111111111", "prod:region": "eu-west-1" };
+  const deployed = appStacks(pinned);
+  const production = (stacks: StackTemplate[]) =>
+    stacks.filter((stack) => /^(Production-|PetStore-Account)/.test(stack.stackName) && stack.environment !== UNPINNED);
+
+  it.each([
+    ["region", { ...pinned, "prod:region": "us-east-1" }, "region us-east-1", "aws://111111111111/us-east-1"],
+    ["account", { ...pinned, "prod:account": "222222222222" }, "account 222222222222", "aws://222222222222/eu-west-1"],
+  ])(
+    "is one finding per stateful resource, a new, empty one in the other %s, and no IAM widening",
+    (_, context, where, to) => {
+      const moved = appStacks(context);
+
+      const comparisons = compareAssemblies(deployed, moved);
+      const findings = comparisons.flatMap((comparison) => comparison.findings);
+
+      const statefulInProduction = production(deployed).flatMap((stack) =>
+        statefulResources(stack.template).map((resource) => [stack.stackName, resource.logicalId]),
+      );
+      expect(statefulInProduction.length).toBeGreaterThan(1);
+      expect(findings.map((finding) => [finding.stack, finding.logicalId])).toEqual(
+        expect.arrayContaining(statefulInProduction),
+      );
+      expect(findings).toHaveLength(statefulInProduction.length);
+      expect(new Set(findings.map((finding) => finding.change))).toEqual(new Set(["moved"]));
+      expect(findings.find((finding) => finding.logicalId === "TableCD117FA1")?.detail).toBe(
+        `the stack moves from aws://111111111111/eu-west-1 to ${to}: the release creates a new, empty AWS::DynamoDB::GlobalTable in ${where}, and the deployed one stays in aws://111111111111/eu-west-1 with its data`,
+      );
+      expect(
+        comparisons.filter((comparison) => comparison.status === "moved").map((comparison) => comparison.stackName),
+      ).toEqual(
+        production(moved)
+          .map((stack) => stack.stackName)
+          .sort(),
+      );
+    },
+  );
+
+  it("is no move when a stage is pinned for the first time", () => {
+    const findings = compareAssemblies(realStacks, deployed).flatMap((comparison) => comparison.findings);
+
+    expect(findings.filter((finding) => finding.change === "moved")).toEqual([]);
   });
 });
 

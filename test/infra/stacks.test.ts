@@ -3,6 +3,7 @@
  * whole file). Expected values come from the issue and the API decisions, or from the stage config.
  */
 
+import { readFileSync } from "node:fs";
 import { Token } from "aws-cdk-lib";
 import type { Template } from "aws-cdk-lib/assertions";
 import * as lambda from "aws-cdk-lib/aws-lambda";
@@ -163,6 +164,29 @@ function dynamoGrantsOf(template: Template, path: string, httpMethod: string) {
     actions: [...new Set(dynamo.flatMap((statement) => [statement.Action].flat()))].sort(),
     resources: dynamo.flatMap((statement) => [statement.Resource].flat()),
   };
+}
+
+/**
+ * docs/deploy.md's "What each function may do in DynamoDB" table: per function (or "all"), each
+ * `<partition>: dynamodb:<Action>` or `index <name>: dynamodb:<Action>` it lists.
+ */
+function documentedDynamoGrants(): Map<string, string[]> {
+  const text = readFileSync(new URL("../../docs/deploy.md", import.meta.url), "utf8");
+  const section = text.split(/^## /m).find((part) => part.startsWith("7. What each function may do in DynamoDB"));
+  if (!section) throw new Error("docs/deploy.md has no section 7, What each function may do in DynamoDB");
+  const rows = section.split("\n").filter((line) => /^\| [a-zA-Z]+ \| /.test(line) && !line.startsWith("| Function"));
+  return new Map(
+    rows.map((row) => {
+      const [, name = "", cell = ""] = row.split(/\s*\|\s*/);
+      const grants = cell.split("; ").flatMap((part) => {
+        const match = /^(?:the )?`([^`]+)`( index)?: (.+)$/.exec(part);
+        if (!match) throw new Error(`docs/deploy.md, section 7: cannot read "${part}"`);
+        const [, where = "", index, actions = ""] = match;
+        return actions.split(", ").map((action) => `${index ? `index ${where}` : where}: dynamodb:${action}`);
+      });
+      return [name, grants];
+    }),
+  );
 }
 
 /** Which actions a role's statements allow on an item whose partition key is `partitionKey`. */
@@ -395,6 +419,30 @@ describe.each(stages)("$id stage", (config) => {
     expect(indexStatements(list).flatMap((statement) => [statement.Action].flat())).toEqual(["dynamodb:Query"]);
     expect(indexStatements(get)).toEqual([]);
     expect(indexStatements(create)).toEqual([]);
+  });
+
+  // docs/deploy.md, section 7: its table lists each function's DynamoDB grants, and only those.
+  it("grants each function exactly the DynamoDB partitions and actions docs/deploy.md's table lists", () => {
+    const template = templateOf(config);
+    const documented = documentedDynamoGrants();
+    const shared = documented.get("all") ?? [];
+
+    expect([...documented.keys()].sort()).toEqual([...routeList.map((route) => route.operationId), "all"].sort());
+    for (const route of routeList) {
+      const { statements } = dynamoGrantsOf(template, route.path, route.method);
+      const granted = statements.flatMap((statement) => {
+        const index = /\/index\/([^"]+)"/.exec(JSON.stringify(statement.Resource))?.[1];
+        const where = index
+          ? [`index ${index}`]
+          : (Object.values(statement.Condition ?? {}).find((condition) => "dynamodb:LeadingKeys" in condition)?.[
+              "dynamodb:LeadingKeys"
+            ] as string[]);
+        return where.flatMap((part) => [statement.Action].flat().map((action) => `${part}: ${action}`));
+      });
+      expect({ [route.operationId]: [...new Set(granted)].sort() }).toEqual({
+        [route.operationId]: [...new Set([...(documented.get(route.operationId) ?? []), ...shared])].sort(),
+      });
+    }
   });
 
   it("throttles the stage as the config says", () => {

@@ -298,6 +298,12 @@ describe("npm run keys with DYNAMODB_ENDPOINT", () => {
     expect(created.code).toBe(0);
     expect(created.output).toMatch(/^Created synthetic key key_\w+ \(deploy smoke\)/);
     expect(listed.output).toMatch(/^key_\w+ +deploy smoke +\S+ +- +yes$/m);
+    // Marked synthetic in its text (what npm run smoke checks), and it says when it expires: 30 days on.
+    expect(created.output).toMatch(/^petstore_local_synthetic_[0-9A-Za-z]{43}$/m);
+    const expiry = /It expires at (\S+)\./.exec(created.output)?.[1] ?? "";
+    const days = (Date.parse(expiry) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(29.9);
+    expect(days).toBeLessThanOrEqual(30);
   });
 
   it("explains what is missing when create has no name", async () => {

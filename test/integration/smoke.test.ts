@@ -1,6 +1,7 @@
 /** The smoke command against the local server: it passes on a healthy stage and notices a broken one. */
 import { createServer as createHttpServer } from "node:http";
-import { createServer as createTcpServer } from "node:net";
+import { createConnection, createServer as createTcpServer } from "node:net";
+import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
@@ -299,6 +300,73 @@ describe("npm run smoke as a command", () => {
       "smoke: PETSTORE_API_KEY is not a valid key: it ends with a newline; set it to the key alone.",
     );
   });
+
+  /** This machine's first address that is not loopback: a base URL there is not `npm start`'s. */
+  const outsideAddress = Object.values(networkInterfaces())
+    .flat()
+    .find((address) => address?.family === "IPv4" && !address.internal)?.address;
+
+  /** Forwards connections on `outsideAddress` to the local API, counting them. */
+  async function forwarderToApi(): Promise<{ baseUrl: string; connections: () => number } & Closable> {
+    let connections = 0;
+    const target = new URL(api.baseUrl);
+    const server = createTcpServer((socket) => {
+      connections++;
+      const upstream = createConnection(Number(target.port), target.hostname);
+      socket.pipe(upstream).pipe(socket);
+      socket.on("error", () => upstream.destroy());
+      upstream.on("error", () => socket.destroy());
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => server.listen(port, outsideAddress, resolve));
+    return {
+      baseUrl: `http://${outsideAddress}:${port}/v1`,
+      connections: () => connections,
+      close: () => server.close(),
+    };
+  }
+
+  it.runIf(outsideAddress)(
+    "refuses an ordinary key against a base URL off this machine's loopback in one line naming the fix, with no request made",
+    async () => {
+      const stage = await forwarderToApi();
+      try {
+        const result = await smoke(["--base-url", stage.baseUrl], { PETSTORE_API_KEY: key });
+
+        expect(result.code).toBe(1);
+        expect(result.output.trim()).toBe(
+          `smoke: PETSTORE_API_KEY is an ordinary key, and its pets would stay in every client's listing: against a deployed stage use a synthetic key (npm run keys -- create --synthetic --name NAME), or pass --allow-ordinary-key "<reason>".`,
+        );
+        expect(stage.connections()).toBe(0);
+      } finally {
+        stage.close();
+      }
+    },
+  );
+
+  it.runIf(outsideAddress)(
+    "runs there with a synthetic key, and with an ordinary one given a reason, which it echoes",
+    async () => {
+      const stage = await forwarderToApi();
+      const { key: syntheticKey } = await issueTestKey("smoke synthetic", { synthetic: true });
+      try {
+        const synthetic = await smoke(["--base-url", stage.baseUrl], { PETSTORE_API_KEY: syntheticKey });
+        const allowed = await smoke(["--base-url", stage.baseUrl, "--allow-ordinary-key", "reproducing issue 36"], {
+          PETSTORE_API_KEY: key,
+        });
+
+        expect(synthetic.code).toBe(0);
+        expect(allowed.code).toBe(0);
+        expect(allowed.output.split("\n")[0]).toBe(
+          "smoke: running with an ordinary key (--allow-ordinary-key: reproducing issue 36); its pets stay in every client's listing.",
+        );
+        expect(stage.connections()).toBeGreaterThan(0);
+        expect(leaksOf(synthetic.output + allowed.output, [key, syntheticKey])).toEqual([]);
+      } finally {
+        stage.close();
+      }
+    },
+  );
 
   it("prints its usage for --help, and exits 0", async () => {
     const result = await smoke(["--help"]);

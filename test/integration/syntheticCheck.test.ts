@@ -20,7 +20,7 @@ beforeAll(async () => {
   // The server's own request lines and metrics are not what these tests look at: keep the output short.
   process.env.PETSTORE_LOG_FORMAT = "pretty";
   api = await startTestApi();
-  ({ key } = await issueTestKey("synthetic"));
+  ({ key } = await issueTestKey("synthetic", { synthetic: true }));
 });
 
 afterAll(async () => {
@@ -148,10 +148,33 @@ describe("the synthetic check", () => {
   it("fails when the key is not accepted, as with a revoked key", async () => {
     const output = capture();
 
-    const run = await runSyntheticCheck(dependencies(output, { readApiKey: async () => generateApiKey("local") }));
+    const run = await runSyntheticCheck(
+      dependencies(output, { readApiKey: async () => generateApiKey("local", { synthetic: true }) }),
+    );
 
     expect(run.passed).toBe(false);
     expect(output.logs().map((line) => line.check)).toContain("create: 201 with Location and the default status");
+  });
+
+  it("refuses, before any request, a secret holding an ordinary key: its pets would reach clients", async () => {
+    const output = capture();
+    const requests: string[] = [];
+
+    const run = await runSyntheticCheck(
+      dependencies(output, {
+        readApiKey: async () => generateApiKey("local"),
+        fetch: async (input) => {
+          requests.push(String(input));
+          return new Response("{}");
+        },
+      }),
+    );
+
+    expect(run).toEqual({ passed: false, checks: 0, failedChecks: 1 });
+    expect(requests).toEqual([]);
+    expect(output.logs()[0]).toMatchObject({
+      error: { message: "The API key secret holds an ordinary local key, not a synthetic one." },
+    });
   });
 });
 

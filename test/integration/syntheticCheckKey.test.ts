@@ -10,7 +10,7 @@ import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import type { CloudFormationCustomResourceEvent } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasApiKeyShape, hashApiKey, issueApiKey } from "../../lib/auth/apiKeys";
+import { hasApiKeyShape, hashApiKey, isSyntheticApiKey, issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { createJsonLogger } from "../../lib/observability/logger";
@@ -85,6 +85,9 @@ describe("provisioning the synthetic check's key", () => {
     const key = secret.current() ?? "";
     expect(secret.versions).toHaveLength(1);
     expect(hasApiKeyShape(key, "staging")).toBe(true);
+    // Marked synthetic in its text, as npm run smoke and the check require; no expiry in its record
+    // (the stack rotates and revokes it), so it has no expiresAt below.
+    expect(isSyntheticApiKey(key)).toBe(true);
     const record = await store().findByHash(hashApiKey(key));
     expect(record).toEqual({
       keyId: outcome.data?.KeyId,

@@ -112,11 +112,14 @@ describe("the docs agree with each other and with the code", () => {
       ...tester.slice(0, tester.indexOf("## ")).matchAll(/^npm run (?:-s )?keys -- (.+?)\s{2,}#/gm),
     ].map((match) => (match[1] as string).match(/"[^"]*"|\S+/g)?.map((part) => part.replace(/^"|"$/g, "")) ?? []);
 
-    expect(commands.map((argv) => argv[0])).toEqual(["create", "list", "revoke"]);
+    expect(commands.map((argv) => argv[0])).toEqual(["create", "list", "revoke", "create"]);
     for (const argv of commands) {
       const parsed = parseKeysArguments(argv, {});
       expect(parsed, argv.join(" ")).toMatchObject({ target: { stage: "staging" } });
     }
+    // The key for smoke, which writes, is a synthetic one (npm run smoke refuses any other there).
+    expect(parseKeysArguments(commands.at(-1) ?? [], {})).toMatchObject({ synthetic: true });
+    expect(tester).toMatch(/PETSTORE_API_KEY=<the synthetic key> npm run smoke/);
     expect(tester).toMatch(/created by someone with AWS\s+credentials for staging's account/);
     expect(tester).toMatch(/handed over through the team's secret manager/);
   });

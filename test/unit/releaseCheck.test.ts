@@ -3,7 +3,7 @@
  * the acknowledgements file, the arguments, the lines it prints, how the pipeline finds the commit
  * production runs, and what docs/deploy.md says about it and about stack policies.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -26,7 +26,12 @@ import {
 import { parseReleaseCheckArguments } from "../../scripts/releaseCheck/main";
 import { findingLines, summaryLine } from "../../scripts/releaseCheck/report";
 import { isStateful, STATEFUL_TYPES, statefulResources } from "../../scripts/releaseCheck/stateful";
-import { dependencyNote, ReleaseCheckInputError } from "../../scripts/releaseCheck/synthesize";
+import {
+  INSTALL_COMMAND,
+  materialize,
+  ReleaseCheckInputError,
+  UnbuildableBaseError,
+} from "../../scripts/releaseCheck/synthesize";
 import { gitIn } from "../support/git";
 import { projectRoot } from "../support/processes";
 
@@ -145,6 +150,27 @@ describe("release-acknowledgements.json", () => {
     expect(acknowledges(acknowledgement, finding({ change: "remove" }))).toBe(false);
   });
 
+  it("acknowledges a base commit that cannot be built by naming the commit, and only that one", () => {
+    const commit = "0123456789abcdef0123456789abcdef01234567";
+    const [acknowledgement] = parseAcknowledgements(
+      file([{ change: "unbuildable-base", base: "0123456789AB", reason: "Its lock names a package since unpublished." }]),
+    );
+    const unbuildable = finding({ stack: "", logicalId: commit, resourceType: "", change: "unbuildable-base" });
+
+    expect(acknowledgement).toMatchObject({ change: "unbuildable-base", base: "0123456789ab" });
+    expect(acknowledges(acknowledgement as Acknowledgement, unbuildable)).toBe(true);
+    expect(acknowledges(acknowledgement as Acknowledgement, { ...unbuildable, logicalId: "f".repeat(40) })).toBe(false);
+    expect(acknowledges(acknowledgement as Acknowledgement, finding())).toBe(false);
+    expect(() => parseAcknowledgements(file([{ change: "unbuildable-base", base: "main", reason: "x" }]))).toThrow(
+      new AcknowledgementsError(
+        'release-acknowledgements.json, acknowledgement 1 needs "base" to be the commit (7 to 40 hex digits), not "main".',
+      ),
+    );
+    expect(() => parseAcknowledgements(file([{ ...entry, change: "unbuildable-base", base: commit }]))).toThrow(
+      /has unknown keys stack, logicalId; expected change, base, reason\.$/,
+    );
+  });
+
   it("names the kinds of change docs/deploy.md lists", () => {
     const documented = [...gateSection.matchAll(/^\| `([a-z-]+)` \|/gm)].map((match) => match[1]);
 
@@ -159,7 +185,7 @@ describe("what the check prints", () => {
     const verdict = judge([finding(), finding({ stack: "Staging-PetStoreData" })], []);
 
     expect([summaryLine([], verdict, context), ...findingLines(verdict)]).toEqual([
-      `release-check: FAILED: 2 changes would replace or remove stateful resources or widen access (0 stacks of ${context.head} against ${context.base}). Keep the logical ids (docs/deploy.md, "Stateful resources"), or acknowledge each in release-acknowledgements.json with a reason.`,
+      `release-check: FAILED: 2 changes would replace, remove, move or weaken stateful resources or widen access (0 stacks of ${context.head} against ${context.base}). Keep the logical ids and settings (docs/deploy.md, "Stateful resources"), or acknowledge each in release-acknowledgements.json with a reason.`,
       "FAIL Production-PetStoreData TableCD117FA1 (AWS::DynamoDB::GlobalTable) replace: would be replaced (KeySchema changes): …",
       "FAIL Staging-PetStoreData TableCD117FA1 (AWS::DynamoDB::GlobalTable) replace: would be replaced (KeySchema changes): …",
     ]);
@@ -189,7 +215,7 @@ describe("what the check prints", () => {
 
     expect(verdict.failing).toEqual([]);
     expect([summaryLine(comparisons, verdict, context), ...findingLines(verdict)]).toEqual([
-      `release-check: passed: 2 stacks of ${context.head} against ${context.base}; every replacement, removal or widening is acknowledged (1 new stack, nothing to compare with, 1 acknowledged, 1 stale acknowledgement).`,
+      `release-check: passed: 2 stacks of ${context.head} against ${context.base}; every finding is acknowledged (1 new stack, nothing to compare with, 1 acknowledged, 1 stale acknowledgement).`,
       "acknowledged Production-PetStoreData TableCD117FA1 (AWS::DynamoDB::GlobalTable) replace: would be replaced (KeySchema changes): … (reason: Exported first.)",
       "stale acknowledgement: Production-PetStoreData Gone replace matches no change; remove it from release-acknowledgements.json",
     ]);
@@ -198,22 +224,29 @@ describe("what the check prints", () => {
 
 describe("its arguments", () => {
   it("take a base ref, or --first-release, and a summary file that defaults to the job's", () => {
-    expect(parseReleaseCheckArguments(["--base", "origin/main"], {})).toEqual({
+    expect(parseReleaseCheckArguments(["--base", "origin/main"], {})).toMatchObject({
       base: "origin/main",
+      baseAssembly: undefined,
       summary: undefined,
     });
-    expect(parseReleaseCheckArguments(["--first-release"], { GITHUB_STEP_SUMMARY: "/tmp/s" })).toEqual({
+    expect(parseReleaseCheckArguments(["--first-release"], { GITHUB_STEP_SUMMARY: "/tmp/s" })).toMatchObject({
       base: undefined,
+      baseAssembly: undefined,
       summary: "/tmp/s",
     });
-    expect(parseReleaseCheckArguments(["--base", "HEAD", "--summary", "out.md"], { GITHUB_STEP_SUMMARY: "x" })).toEqual(
-      { base: "HEAD", summary: "out.md" },
-    );
+    expect(
+      parseReleaseCheckArguments(["--base", "HEAD", "--summary", "out.md"], { GITHUB_STEP_SUMMARY: "x" }),
+    ).toMatchObject({ base: "HEAD", summary: "out.md" });
+    expect(parseReleaseCheckArguments(["--base-assembly", "recorded/cdk.out"], {})).toMatchObject({
+      base: undefined,
+      baseAssembly: "recorded/cdk.out",
+    });
   });
 
   it.each([
-    [[], /^give either --base <git ref> or --first-release\. Usage: /],
-    [["--base", "HEAD", "--first-release"], /^give either --base <git ref> or --first-release\. Usage: /],
+    [[], /^give one of --base <git ref>, --base-assembly <dir> or --first-release\. Usage: /],
+    [["--base", "HEAD", "--first-release"], /^give one of --base <git ref>, --base-assembly <dir> or --first-release\. /],
+    [["--base", "HEAD", "--base-assembly", "cdk.out"], /^give one of --base <git ref>, --base-assembly <dir> /],
     [["--base"], /^Option '--base <value>' argument missing\. Usage: /],
     [["--summary=", "--first-release"], /^--summary needs a file\. Usage: /],
     [["main"], /^Unexpected argument 'main'\. Usage: /],
@@ -305,24 +338,75 @@ describe("the commit production runs (scripts/releaseCheck/deployedCommit.ts)", 
   });
 });
 
-describe("a base whose dependencies differ", () => {
+/** The release check's temporary base checkouts now. */
+const readdirTemp = () => readdirSync(tmpdir()).filter((name) => name.startsWith("release-check-base-"));
+
+describe("a base is built with its own locked dependencies", () => {
   const repository = mkdtempSync(join(tmpdir(), "release-check-lock-"));
   const git = gitIn(() => repository);
-  afterAll(() => rmSync(repository, { recursive: true, force: true }));
-
-  it("gets a note that both sides are synthesized with the working tree's dependencies", () => {
-    git("init", "-q", "-b", "main");
-    writeFileSync(join(repository, "package-lock.json"), '{"lockfileVersion":3}\n');
-    git("add", "-A");
-    git("commit", "-q", "-m", "Deployed");
-    const base = { commit: git("rev-parse", "HEAD").trim(), label: "main" };
-
-    expect(dependencyNote(repository, base)).toBeUndefined();
-    writeFileSync(join(repository, "package-lock.json"), '{"lockfileVersion":3,"packages":{}}\n');
-    expect(dependencyNote(repository, base)).toMatch(
-      /^package-lock\.json differs from the base's: both were synthesized/,
-    );
+  const made: string[] = [];
+  afterAll(() => {
+    for (const directory of [repository, ...made]) rmSync(directory, { recursive: true, force: true });
   });
+  /** A lock of one small package (from the project's own lock, so npm's cache has it). */
+  const projectLock = JSON.parse(read("package-lock.json")) as { packages: Record<string, { version: string }> };
+  const ms = projectLock.packages["node_modules/ms"] as { version: string; integrity: string };
+  const lockWith = (packages: Record<string, unknown>) =>
+    `${JSON.stringify({ name: "app", version: "1.0.0", lockfileVersion: 3, requires: true, packages: { "": { name: "app", version: "1.0.0", dependencies: { ms: ms.version } }, ...packages } })}\n`;
+  /** The working tree's lock, which has no ms at all: a base with ms installed has its own. */
+  const workingLock = lockWith({});
+  const baseLock = lockWith({ "node_modules/ms": { version: ms.version, integrity: ms.integrity, license: "MIT" } });
+  /** A commit of an app whose package-lock.json is `lockText`; the working tree's lock is `workingLock`. */
+  function commitWithLock(lockText: string) {
+    writeFileSync(join(repository, "package-lock.json"), lockText);
+    git("add", "-A");
+    git("commit", "-q", "-m", "A base");
+    writeFileSync(join(repository, "package-lock.json"), workingLock);
+    const commit = git("rev-parse", "HEAD").trim();
+    return { commit, label: `base (commit ${commit.slice(0, 12)})` };
+  }
+
+  it("links the working tree's node_modules when its package-lock.json is the same", async () => {
+    git("init", "-q", "-b", "main");
+    mkdirSync(join(repository, "infra"));
+    writeFileSync(join(repository, "infra", "app.ts"), "");
+    writeFileSync(
+      join(repository, "package.json"),
+      JSON.stringify({ name: "app", version: "1.0.0", dependencies: { ms: ms.version } }),
+    );
+    const base = commitWithLock(workingLock);
+
+    const materialized = await materialize(repository, base);
+    made.push(materialized.root);
+
+    expect(materialized.dependencies).toBe("linked");
+    expect(lstatSync(join(materialized.app, "node_modules")).isSymbolicLink()).toBe(true);
+  });
+
+  it(`installs the base's own lock with npm ${INSTALL_COMMAND.join(" ")} when it differs`, async () => {
+    const base = commitWithLock(baseLock);
+
+    const materialized = await materialize(repository, base);
+    made.push(materialized.root);
+
+    expect(materialized.dependencies).toBe("installed");
+    expect(lstatSync(join(materialized.app, "node_modules")).isSymbolicLink()).toBe(false);
+    expect(JSON.parse(readFileSync(join(materialized.app, "node_modules", "ms", "package.json"), "utf8"))).toMatchObject({
+      name: "ms",
+      version: ms.version,
+    });
+  }, 60_000);
+
+  it("says in one line why a base whose lock npm refuses cannot be built, and leaves no directory behind", async () => {
+    const base = commitWithLock('{ "lockfileVersion": 3, "packages": ');
+    const before = new Set(readdirTemp());
+
+    await expect(materialize(repository, base)).rejects.toThrow(UnbuildableBaseError);
+    await expect(materialize(repository, base)).rejects.toThrow(
+      new RegExp(`^cannot build base \\(commit \\w{12}\\): npm ci --ignore-scripts --no-audit --no-fund --prefer-offline of its package-lock\\.json failed: [^\\n]+$`),
+    );
+    expect(readdirTemp().filter((name) => !before.has(name))).toEqual([]);
+  }, 60_000);
 });
 
 describe("docs/deploy.md on stack policies, against the installed CDK CLI", () => {

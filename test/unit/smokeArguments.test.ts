@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { generateApiKey } from "../../lib/auth/apiKeys";
 import { baseUrlProblem, unreachableReason } from "../../lib/smoke/checks";
-import { parseSmokeArguments, SmokeUsageError } from "../../scripts/smoke";
+import { CREATE_SYNTHETIC_KEY, parseSmokeArguments, SmokeUsageError } from "../../scripts/smoke";
+import { jobOf } from "../support/workflows";
 
 function usageError(argv: string[], env: NodeJS.ProcessEnv = {}): string {
   try {
@@ -98,6 +99,74 @@ describe("the smoke command's key", () => {
   it("is not needed for --help", () => {
     expect(parseSmokeArguments(["--help"], {})).toBe("help");
     expect(parseSmokeArguments(["-h"], {})).toBe("help");
+  });
+});
+
+describe("the smoke command's key against a deployed stage", () => {
+  const DEPLOYED = "https://abc123.execute-api.eu-west-1.amazonaws.com/v1";
+  const refusal = `PETSTORE_API_KEY is an ordinary key, and its pets would stay in every client's listing: against a deployed stage use a synthetic key (${CREATE_SYNTHETIC_KEY}), or pass --allow-ordinary-key "<reason>".`;
+
+  it("must be synthetic: an ordinary key is refused in one line naming the command that makes one", () => {
+    const message = usageError(["--base-url", DEPLOYED], { PETSTORE_API_KEY: generateApiKey("staging") });
+
+    expect(CREATE_SYNTHETIC_KEY).toBe("npm run keys -- create --synthetic --name NAME");
+    expect(message).toBe(refusal);
+    expect(message).not.toContain("\n");
+  });
+
+  it.each([
+    "https://api.example.com/v1",
+    "http://10.0.0.5:3000/v1",
+    "http://192.0.2.2:3000/v1",
+    "http://127.0.0.1.example.com/v1",
+  ])("counts %s as deployed", (url) => {
+    expect(usageError(["--base-url", url], { PETSTORE_API_KEY: generateApiKey("prod") })).toBe(refusal);
+  });
+
+  it("takes a synthetic key", () => {
+    const key = generateApiKey("prod", { synthetic: true });
+
+    expect(parseSmokeArguments(["--base-url", DEPLOYED], { PETSTORE_API_KEY: key })).toEqual({
+      baseUrl: DEPLOYED,
+      key,
+    });
+  });
+
+  it.each([BASE, "http://localhost:3000/v1", "http://127.0.0.2:3000/v1", "http://[::1]:3000/v1"])(
+    "takes an ordinary key for npm start on loopback (%s), whose data is the developer's own",
+    (url) => {
+      const key = generateApiKey("local");
+
+      expect(parseSmokeArguments(["--base-url", url], { PETSTORE_API_KEY: key })).toEqual({ baseUrl: url, key });
+    },
+  );
+
+  it("takes an ordinary key with --allow-ordinary-key and its reason, which it hands on", () => {
+    const key = generateApiKey("staging");
+
+    expect(
+      parseSmokeArguments(["--base-url", DEPLOYED, "--allow-ordinary-key", " checking a client's view "], {
+        PETSTORE_API_KEY: key,
+      }),
+    ).toEqual({ baseUrl: DEPLOYED, key, ordinaryKeyReason: "checking a client's view" });
+  });
+
+  it.each([[["--allow-ordinary-key", ""]], [["--allow-ordinary-key", "  "]]])(
+    "wants a reason with --allow-ordinary-key (%j)",
+    (flag) => {
+      expect(usageError(["--base-url", DEPLOYED, ...flag], { PETSTORE_API_KEY: generateApiKey("staging") })).toBe(
+        '--allow-ordinary-key needs a reason, e.g. --allow-ordinary-key "<why>".',
+      );
+    },
+  );
+
+  it("is checked in the pipeline by the smoke command itself, with no way around it", () => {
+    const step = jobOf("deploy-stage.yml", "deploy").steps.find((candidate) => candidate.name === "Smoke checks");
+    if (!step) throw new Error("deploy-stage.yml has no Smoke checks step");
+
+    expect(step.run).toMatch(/^npm run smoke -- --base-url "\$BASE_URL"$/m);
+    expect(step.run).not.toContain("--allow-ordinary-key");
+    expect(step.run).not.toContain("--key");
   });
 });
 

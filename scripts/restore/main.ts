@@ -1,0 +1,166 @@
+/**
+ * `npm run restore -- --stage <staging|prod> --to <ISO time> [--table-name <name>]`: restores the
+ * table the stage uses to a point in time, into a new table with the stage's settings (./restore.ts),
+ * and prints the one committed setting that switches the stage to it and what to do next
+ * (docs/deploy.md, "Restoring the table to a point in time"). Lines start with `restore: `; progress
+ * and failures go to stderr, the result to stdout. Exit 0 restored, 1 with one line when it could not
+ * (no credentials, a time outside the recovery window, a table of that name already there), 2 with one
+ * usage line on bad arguments. The stage's region and account come from the working tree's cdk.json
+ * "context" and PETSTORE_* variables, as the CDK app reads them (infra/settings.ts).
+ */
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { STSClient } from "@aws-sdk/client-sts";
+import { servingTableName, stageConfigs } from "../../infra/config";
+import { type DeployedStageName, deployedStages } from "../../infra/deployment";
+import { contextKey, tableNameProblem } from "../../infra/settings";
+import { stageTableSettings } from "../../infra/stacks/dataStack";
+import { silenceSdkNodeVersionWarning } from "../../local/settings";
+import { runStageCommand, type StageCommandOptions, stageNames } from "../stageCommand";
+import { type RestoreClients, RestoreError, restoreTable } from "./restore";
+
+const NAME = "restore";
+export const usage = `Usage: npm run restore -- --stage <${stageNames.join("|")}> --to <ISO time, e.g. 2026-05-04T09:30:00Z> [--table-name <new table>]`;
+
+const help = `${usage}
+Restores the table the stage uses, as it was at --to (inside its point-in-time recovery window),
+into a new table (default petstore-<stage>-restored-<yyyymmddhhmm of --to, UTC>), waits until it is
+ACTIVE, and gives it the stage's TTL, point-in-time recovery, deletion protection and tags. It prints
+the cdk.json setting that switches the stage to the new table and what to do next; the stage keeps
+using its table until that setting is deployed. Run it with an administrator's credentials for the
+stage's account. Exit 0 restored, 1 with one line when it could not, 2 on bad arguments
+(docs/deploy.md, "Restoring the table to a point in time").`;
+
+export interface RestoreArguments {
+  readonly stage: DeployedStageName;
+  readonly restoreTo: Date;
+  readonly tableName: string;
+}
+
+class UsageError extends Error {}
+
+/** A time with its zone (`Z` or an offset): a local time would restore a different moment on each laptop. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** `petstore-<stage>-restored-<yyyymmddhhmm>`, in UTC: the name says what point in time it holds. */
+export function defaultTableName(stage: DeployedStageName, restoreTo: Date): string {
+  const stamp = restoreTo.toISOString().slice(0, 16).replace(/[-T:]/g, "");
+  return `${deployedStages[stage].tableName}-restored-${stamp}`;
+}
+
+/** The arguments, or "help"; a mistake throws a UsageError ending with the usage line. */
+export function parseRestoreArguments(argv: readonly string[]): RestoreArguments | "help" {
+  const refuse = (message: string) => new UsageError(`${message}. ${usage}`);
+  let values: { stage?: string; to?: string; "table-name"?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        stage: { type: "string" },
+        to: { type: "string" },
+        "table-name": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      allowPositionals: false,
+      strict: true,
+    }));
+  } catch (error) {
+    // parseArgs' first sentence only, as scripts/stageCommand.ts words it.
+    throw refuse((error as Error).message.split(/\.\s/)[0]?.replace(/\.$/, "") ?? "bad arguments");
+  }
+  if (values.help) return "help";
+  const { stage, to } = values;
+  if (!stage) throw refuse("--stage is required");
+  if (!stageNames.includes(stage as DeployedStageName)) throw refuse(`unknown stage "${stage}"`);
+  if (!to) throw refuse("--to is required");
+  const restoreTo = new Date(to);
+  if (!ISO_TIME.test(to) || Number.isNaN(restoreTo.getTime())) {
+    throw refuse(`--to "${to}" is no ISO time with a zone (2026-05-04T09:30:00Z or 2026-05-04T11:30:00+02:00)`);
+  }
+  const stageName = stage as DeployedStageName;
+  const tableName = values["table-name"] ?? defaultTableName(stageName, restoreTo);
+  const problem = tableNameProblem(stageName, tableName);
+  if (problem) throw refuse(`--table-name ${problem}`);
+  return { stage: stageName, restoreTo, tableName };
+}
+
+/** Clients for the stage's region, with the default credential chain (environment, profile, SSO, role). */
+export function createClients(region: string): RestoreClients {
+  return { dynamo: new DynamoDBClient({ region }), sts: new STSClient({ region }) };
+}
+
+/** What to do once the table is restored: the setting to commit, the release check, a normal deploy. */
+export function nextSteps(stage: DeployedStageName, sourceTableName: string, tableName: string): string[] {
+  const { stackName } = deployedStages[stage];
+  return [
+    `1. In cdk.json's "context" set "${contextKey(stage, "tableName")}": "${tableName}" and commit it in a pull request.`,
+    `2. npm run release-check -- --base origin/main shows the switch: ${stackName}'s functions get access to ${tableName} instead of ${sourceTableName} (iam-widening); acknowledge those findings in release-acknowledgements.json.`,
+    `3. Deploy as usual. Until then the stage keeps using ${sourceTableName}, which the switch leaves as it is (the data stack keeps its table).`,
+  ];
+}
+
+/** Runs the command; returns the exit code. Every line it prints starts with `restore: `. */
+export async function main(
+  argv: readonly string[],
+  options: StageCommandOptions & {
+    clients?: (region: string) => RestoreClients;
+    sleep?: (milliseconds: number) => Promise<void>;
+  } = {},
+): Promise<number> {
+  const say = (line: string) => console.error(`${NAME}: ${line}`);
+  let parsed: RestoreArguments | "help";
+  try {
+    parsed = parseRestoreArguments(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    say(error.message);
+    return 2;
+  }
+  if (parsed === "help") {
+    console.log(help);
+    return 0;
+  }
+  const { restoreTo, tableName } = parsed;
+  const { clients = createClients } = options;
+  const command = { name: NAME, help, usage, failures: [RestoreError] };
+  // The stage's settings and region, read and reported as every stage command does.
+  return runStageCommand(command, ["--stage", parsed.stage], options, async ({ stage, settings, region }) => {
+    const config = Object.values(stageConfigs).find((candidate) => candidate.stage === stage);
+    if (!config) throw new RestoreError(`no configuration for stage ${stage} in infra/config.ts.`);
+    const sourceTableName = servingTableName({ tableName: config.tableName, settings });
+    if (tableName === sourceTableName) {
+      throw new RestoreError(`${tableName} is the table ${stage} uses now: pass --table-name with a new name.`);
+    }
+    const tableSettings = stageTableSettings(config);
+    say(`restoring ${sourceTableName} as it was at ${restoreTo.toISOString()} into ${tableName} (${region}).`);
+    const result = await restoreTable({
+      stage,
+      ...(settings.account === undefined ? {} : { pinnedAccount: settings.account }),
+      sourceTableName,
+      targetTableName: tableName,
+      restoreTo,
+      settings: tableSettings,
+      clients: clients(region),
+      say,
+      ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+    });
+    const tags = Object.entries(tableSettings.tags)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(", ");
+    const lines = [
+      `${tableName} is ACTIVE in ${result.account}/${region}: ${sourceTableName} as it was at ${restoreTo.toISOString()}, ` +
+        `with TTL on ${tableSettings.timeToLiveAttribute}, ${tableSettings.pointInTimeRecoveryDays} days of point-in-time recovery, ` +
+        `deletion protection ${tableSettings.deletionProtection ? "on" : "off"}, tags ${tags}, ` +
+        `encrypted as ${sourceTableName} (${result.kmsKeyArn ?? "DynamoDB's own key"}).`,
+      ...nextSteps(stage, sourceTableName, tableName),
+    ];
+    for (const line of lines) console.log(`${NAME}: ${line}`);
+    return 0;
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  silenceSdkNodeVersionWarning();
+  process.exitCode = await main(process.argv.slice(2));
+}
