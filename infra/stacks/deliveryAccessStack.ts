@@ -2,8 +2,9 @@
  * What lets GitHub Actions deploy without a long-lived AWS key: the GitHub OIDC identity provider
  * and, per stage, a deploy role that only a job of this repository running in that stage's GitHub
  * environment can assume, and that may do nothing but assume the CDK bootstrap roles (which
- * `cdk diff` and `cdk deploy` use), make the pre-flight checks' read-only calls, and set the
- * stage's alarm delivery test alarm to ALARM and read its history (`npm run alarms:verify`).
+ * `cdk diff` and `cdk deploy` use), make the pre-flight checks' read-only calls, write the smoke
+ * checks' synthetic key record (smokeKeyStatements), and set the stage's alarm delivery test alarm
+ * to ALARM and read its history (`npm run alarms:verify`).
  * Optional and outside the stage stacks: `infra/app.ts` adds it only when the cdk context names the
  * repository (docs/delivery.md, one-time set-up).
  *
@@ -26,6 +27,8 @@ import {
 } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { Construct } from "constructs";
+import { tableAreas } from "../../lib/db/table";
+import { servingTableName } from "../config";
 import {
   ACCOUNT_STACK_NAME,
   alarmDeliveryTestAlarmName,
@@ -33,7 +36,7 @@ import {
   type DeployedStageName,
   deployedStages,
 } from "../deployment";
-import { contextKey, type StageSettings } from "../settings";
+import { contextKey, type StageSettings, unconfiguredSettings } from "../settings";
 import { costTags, tagResources } from "../tags";
 
 /** GitHub's token issuer; IAM names the token's claims after it (`<host>:aud`, `<host>:sub`). */
@@ -353,6 +356,40 @@ export function alarmDeliveryTestStatements(
   ];
 }
 
+/**
+ * What the smoke step's `npm run keys -- create --stage <stage> --synthetic --expires-in 1h` needs
+ * beyond the pre-flight's cloudformation:DescribeStacks (which finds the table in the stage's
+ * outputs): one conditional PutItem of a key record (lib/auth/dynamoApiKeyStore.ts; a condition
+ * expression needs no other action), on the table the stage serves from, and only in the API key
+ * partition (`dynamodb:LeadingKeys`, as the functions' grants are limited:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html). It
+ * cannot read, list, revoke or overwrite a key, nor touch a pet. The table is encrypted with an AWS
+ * owned key (infra/stacks/dataStack.ts sets none), so no KMS permission is needed. A stage switched
+ * to a restored table (`<stage>:tableName`) needs this stack deployed again for the grant to follow.
+ */
+export function smokeKeyStatements(
+  scope: Construct,
+  stage: DeployedStage,
+  settings: StageSettings | undefined,
+  region: string | undefined,
+): iam.PolicyStatement[] {
+  return [
+    new iam.PolicyStatement({
+      sid: "SmokeKey",
+      actions: ["dynamodb:PutItem"],
+      resources: [
+        Stack.of(scope).formatArn({
+          service: "dynamodb",
+          resource: "table",
+          resourceName: servingTableName({ tableName: stage.tableName, settings: settings ?? unconfiguredSettings }),
+          ...(region === undefined ? {} : { region }),
+        }),
+      ],
+      conditions: { "ForAllValues:StringEquals": { "dynamodb:LeadingKeys": [...tableAreas.apiKeys.partitionKeys] } },
+    }),
+  ];
+}
+
 export class DeliveryAccessStack extends Stack {
   /** One per stage, by GitHub environment name. */
   readonly deployRoles: ReadonlyMap<string, iam.Role>;
@@ -397,6 +434,9 @@ export class DeliveryAccessStack extends Stack {
           }),
           Preflight: new iam.PolicyDocument({ statements: preflight }),
           AlarmDeliveryTest: new iam.PolicyDocument({ statements: alarmDeliveryTest }),
+          SmokeKey: new iam.PolicyDocument({
+            statements: smokeKeyStatements(this, stage, props.stageSettings?.[stage.stage], region),
+          }),
         },
       });
       acknowledgePreflightWildcards(role, preflight);

@@ -103,6 +103,10 @@ function apiFunction(operation: string, method: string, path: string): AccessRow
   ];
 }
 
+// The GitHub deploy roles (PetStore-DeliveryAccess: bootstrap roles, pre-flight reads, the alarm
+// delivery test, the smoke key's dynamodb:PutItem on API key records) have no rows: the rehearsal
+// synthesizes no githubRepository, so its assembly holds no such role, and a row would name a
+// construct no scope has. test/infra/deliveryAccess.test.ts holds each of their statements exactly.
 export const accessMatrix: readonly AccessRow[] = [
   ...apiFunction("ListPets", "GET", "pets"),
   {

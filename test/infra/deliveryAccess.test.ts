@@ -218,6 +218,7 @@ describe("delivery access stack: one deploy role per stage", () => {
         "AssumeCdkBootstrapRoles",
         "Preflight",
         "AlarmDeliveryTest",
+        "SmokeKey",
       ]);
       expect(policies[2]?.PolicyDocument).toEqual({
         Version: "2012-10-17",
@@ -288,6 +289,52 @@ describe("delivery access stack: one deploy role per stage", () => {
         ?.PolicyDocument.Statement.find((candidate) => candidate.Sid === "AlarmDeliveryTestSubscriptions");
 
       expect(statement?.Resource).toEqual([expect.objectContaining({ "Fn::Join": expect.any(Array) }), pager]);
+    });
+
+    it(`${stage.id}: may write API key records in its own stage's table and nothing else there, for the smoke checks' synthetic key`, () => {
+      const [, role] = deployRoleOf(template(), stage.id);
+      const policies = role.Properties.Policies as { PolicyName: string; PolicyDocument: unknown }[];
+
+      expect(policies.find((policy) => policy.PolicyName === "SmokeKey")?.PolicyDocument).toEqual({
+        Version: "2012-10-17",
+        Statement: [
+          {
+            Sid: "SmokeKey",
+            Effect: "Allow",
+            // One conditional PutItem (npm run keys -- create); no read, query, update or delete.
+            Action: "dynamodb:PutItem",
+            Resource: {
+              "Fn::Join": [
+                "",
+                [
+                  "arn:",
+                  { Ref: "AWS::Partition" },
+                  ":dynamodb:",
+                  { Ref: "AWS::Region" },
+                  ":",
+                  { Ref: "AWS::AccountId" },
+                  `:table/petstore-${stage.stage}`,
+                ],
+              ],
+            },
+            // The API key records' partition only (lib/db/table.ts): no pet, counter or idempotency record.
+            Condition: { "ForAllValues:StringEquals": { "dynamodb:LeadingKeys": ["APIKEY"] } },
+          },
+        ],
+      });
+    });
+
+    it(`${stage.id}: writes the key into the restored table its settings switch the stage to`, () => {
+      const restored = `petstore-${stage.stage}-restored-20260501`;
+      const [, role] = deployRoleOf(
+        synthesizeDeliveryAccess({ githubRepository: repository, [`${stage.stage}:tableName`]: restored }).template(),
+        stage.id,
+      );
+      const policies = role.Properties.Policies as { PolicyName: string; PolicyDocument: unknown }[];
+      const document = JSON.stringify(policies.find((policy) => policy.PolicyName === "SmokeKey")?.PolicyDocument);
+
+      expect(document).toContain(`:table/${restored}"`);
+      expect(document).not.toContain(`:table/petstore-${stage.stage}"`);
     });
 
     it(`${stage.id}: allows sessions of two hours, long enough for a canary deploy that rolls back`, () => {
