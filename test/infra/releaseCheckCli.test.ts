@@ -51,10 +51,10 @@ function releaseCheckIn(
 }
 
 /** Production's account and region in cdk.json's context, as a team commits them. */
-function pinProduction(directory: string, region: string) {
+function pinProduction(directory: string, region: string, account = "111111111111") {
   const file = join(directory, "cdk.json");
   const cdkJson = JSON.parse(readFileSync(file, "utf8")) as { context: Record<string, unknown> };
-  cdkJson.context["prod:account"] = "111111111111";
+  cdkJson.context["prod:account"] = account;
   cdkJson.context["prod:region"] = region;
   writeFileSync(file, `${JSON.stringify(cdkJson, null, 2)}\n`);
 }
@@ -164,6 +164,55 @@ describe("npm run release-check", () => {
     );
   });
 
+  it("fails a commit that shortens production's recovery period, drops its deletion protection and renames the TTL attribute", async () => {
+    const settings = worktree("settings");
+    edit(
+      settings.directory,
+      "infra/config.ts",
+      /deletionProtection: true,\s*pointInTimeRecoveryDays: 35,/,
+      "deletionProtection: false, pointInTimeRecoveryDays: 1,",
+    );
+    edit(settings.directory, "lib/db/table.ts", 'timeToLiveAttribute: "expiresAt"', 'timeToLiveAttribute: "expiresOn"');
+    settings.git("commit", "-q", "-am", "A day of backups, no deletion protection, another TTL attribute");
+
+    const result = await releaseCheckIn(settings.directory, "--base", deployed);
+
+    expect(result.code, result.stderr).toBe(1);
+    const kinds = result.stdout
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map(
+        (line) =>
+          /^FAIL (\S+) TableCD117FA1 \(AWS::DynamoDB::GlobalTable\) ([\w-]+): /.exec(line)?.slice(1).join(" ") ?? line,
+      );
+    expect(kinds.sort()).toEqual(
+      [
+        `${deployedStages.prod.dataStackName} backup-weakened`,
+        `${deployedStages.prod.dataStackName} protection-weakened`,
+        `${deployedStages.prod.dataStackName} ttl-changed`,
+        `${deployedStages.staging.dataStackName} ttl-changed`,
+      ].sort(),
+    );
+  });
+
+  it("fails a commit that moves production to another account once per stateful resource, with no IAM widening", async () => {
+    const moved = worktree("account");
+    pinProduction(moved.directory, "eu-west-1", "222222222222");
+    moved.git("commit", "-q", "-am", "Production in another account");
+
+    const result = await releaseCheckIn(moved.directory, "--base", deployed);
+
+    expect(result.code, result.stderr).toBe(1);
+    const findings = result.stdout.trim().split("\n").slice(1);
+    expect(findings).toContain(
+      `FAIL ${deployedStages.prod.dataStackName} TableCD117FA1 (AWS::DynamoDB::GlobalTable) moved: the stack moves from aws://111111111111/eu-west-1 to aws://222222222222/eu-west-1: the release creates a new, empty AWS::DynamoDB::GlobalTable in account 222222222222, and the deployed one stays in aws://111111111111/eu-west-1 with its data`,
+    );
+    expect(
+      findings.filter((line) => !/^FAIL (Production-|PetStore-Account)\S* \S+ \(AWS::[\w:]+\) moved: /.test(line)),
+    ).toEqual([]);
+  });
+
   it("fails a commit that moves production to another region once per stateful resource, with no IAM widening", async () => {
     const moved = worktree("moved");
     pinProduction(moved.directory, "us-east-1");
@@ -180,6 +229,23 @@ describe("npm run release-check", () => {
     expect(
       findings.filter((line) => !/^FAIL (Production-|PetStore-Account)\S* \S+ \(AWS::[\w:]+\) moved: /.test(line)),
     ).toEqual([]);
+  });
+
+  it("builds a base whose locked dependencies differ with its own, installed from its lock, and says so", async () => {
+    const locked = worktree("locked");
+    // Any change to the lock makes the deployed commit's dependencies another set than the working tree's.
+    // The project's own version: once in package.json, twice at the top of the lock.
+    for (const path of ["package.json", "package-lock.json", "package-lock.json"]) {
+      edit(locked.directory, path, '"version": "1.0.0"', '"version": "1.0.1"');
+    }
+    locked.git("commit", "-q", "-am", "Version 1.0.1");
+    const summary = join(trees, "locked-summary.md");
+
+    const result = await releaseCheckIn(locked.directory, "--base", deployed, "--summary", summary);
+
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^release-check: passed: /);
+    expect(readFileSync(summary, "utf8")).toContain("the base was built with its own locked dependencies (npm ci)");
   });
 
   it("fails on a base whose locked dependencies cannot be installed in one line, and passes it once acknowledged, compared with nothing", async () => {
