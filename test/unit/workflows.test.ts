@@ -297,10 +297,12 @@ describe("the deploy pipeline (deploy.yml) and infra/deployment.ts", () => {
       expect(job.with["assembly-digest"], job.name).toBe(`\${{ needs.assembly.outputs.digest }}`);
       // The needs context holds only the jobs a job names itself.
       expect(job.needs, job.name).toContain("assembly");
-      expect(job.secrets, job.name).toBe("inherit");
+      // The deploy job reads no secret (OIDC, and a smoke key it mints), so none is passed to it.
+      expect(job.secrets, job.name).toBeUndefined();
       expect(job.permissions, job.name).toEqual({ "id-token": "write", contents: "read", actions: "read" });
     }
     expect(stageJob.permissions).toEqual({ "id-token": "write", contents: "read", actions: "read" });
+    expect(readWorkflow("deploy-stage.yml")).not.toMatch(/\bsecrets\./);
   });
 
   it("spells no stage, stack or output name in the stage's steps: it asks scripts/deliveryStage.ts for them", () => {
