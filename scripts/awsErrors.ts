@@ -23,6 +23,13 @@ export function awsErrorKind(name: string): AwsErrorKind | undefined {
   return undefined;
 }
 
+/** What every stage command says about missing or expired credentials: the same words everywhere. */
+export const SIGN_IN_ADVICE: Readonly<Record<"no credentials" | "invalid credentials", string>> = {
+  "no credentials":
+    " No AWS credentials: sign in to the stage's account first (for example aws sso login, or set AWS_PROFILE).",
+  "invalid credentials": " Sign in to the stage's account again: the credentials are expired or not valid.",
+};
+
 /**
  * The one line for a failed call: `<call> failed: <Name>: <message>.` and the command's advice for
  * its kind (a sentence starting with a space, or ""). One line whatever AWS or the network put in

@@ -47,7 +47,7 @@ import {
 import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
 import { alarmDeliveryTestFilterPolicy, type DeployedStageName, STACK_OUTPUTS } from "../../infra/deployment";
 import { contextKey } from "../../infra/settings";
-import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
+import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts, SIGN_IN_ADVICE } from "../awsErrors";
 import { readStackOutput } from "../stackOutputs";
 
 export interface AlarmsVerifyClients {
@@ -111,9 +111,8 @@ const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 function advice(kind: AwsErrorKind, call: string): string {
   switch (kind) {
     case "no credentials":
-      return " No AWS credentials: sign in to the stage's account first (for example aws sso login, or set AWS_PROFILE).";
     case "invalid credentials":
-      return " Sign in to the stage's account again: the credentials are expired or not valid.";
+      return SIGN_IN_ADVICE[kind];
     case "denied":
       return call.startsWith("sns:")
         ? ` The credentials need ${call} on the paging topics (the deploy role has it: infra/stacks/deliveryAccessStack.ts; an existing topic of another account must allow it in its topic policy).`

@@ -28,7 +28,7 @@ import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
 import type { DeployedStageName } from "../../infra/deployment";
 import { contextKey } from "../../infra/settings";
 import { createTableInput, isPetTable } from "../../lib/db/table";
-import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
+import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts, SIGN_IN_ADVICE } from "../awsErrors";
 
 export interface RestoreClients {
   readonly dynamo: DynamoDBClient;
@@ -87,9 +87,8 @@ const sleepFor = (milliseconds: number) => new Promise<void>((resolve) => setTim
 function advice(kind: AwsErrorKind, call: string): string {
   switch (kind) {
     case "no credentials":
-      return " No AWS credentials: sign in to the stage's account first (for example aws sso login, or set AWS_PROFILE).";
     case "invalid credentials":
-      return " Sign in to the stage's account again: the credentials are expired or not valid.";
+      return SIGN_IN_ADVICE[kind];
     case "denied":
       return ` The credentials need ${call}: restore with an administrator's role of the stage's account (the deploy role cannot).`;
     case "transient":
