@@ -6,7 +6,7 @@ import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { SystemLogLevel } from "aws-cdk-lib/aws-lambda";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { LogLevel } from "../lib/observability/logger";
-import { type DeployedStage, deployedStages } from "./deployment";
+import { type DeployedStage, type DeployedStageName, deployedStages } from "./deployment";
 import { type StageSettings, unconfiguredSettings } from "./settings";
 import type { EdgeProtectionConfig } from "./stacks/edgeProtection";
 import type { MonitoringConfig } from "./stacks/monitoring";
@@ -167,6 +167,9 @@ export const stageConfigs: Readonly<Record<StageConfig["id"], StageConfig>> = {
  * The table the stage's functions use: the restored table `<stage>:tableName` names (`npm run
  * restore`, docs/deploy.md, "Restoring the table to a point in time"), else the data stack's own.
  */
+/** A deployed stage's config by its stage name (`staging`, `prod`). */
+export const stageConfigOf = (stage: DeployedStageName): StageConfig => stageConfigs[deployedStages[stage].id];
+
 export function servingTableName(config: Pick<StageConfig, "tableName" | "settings">): string {
   return config.settings.tableName ?? config.tableName;
 }

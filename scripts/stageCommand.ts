@@ -24,13 +24,30 @@ export class StageCommandError extends Error {
   override readonly name = "StageCommandError";
 }
 
-/** The stage `argv` names, or "help"; a usage error ends with `usage`. */
-export function parseStageArguments(argv: readonly string[], usage: string): { stage: DeployedStageName } | "help" {
-  let values: { stage?: string; help?: boolean };
+/** A command's arguments once parsed: the stage, and the values of its own string options. */
+export interface StageArguments {
+  readonly stage: DeployedStageName;
+  readonly options: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The stage `argv` names and the values of `commandOptions` (string options of the command's own),
+ * or "help"; a usage error ends with `usage`.
+ */
+export function parseStageArguments(
+  argv: readonly string[],
+  usage: string,
+  commandOptions: readonly string[] = [],
+): StageArguments | "help" {
+  let values: { stage?: string; help?: boolean; [option: string]: string | boolean | undefined };
   try {
     ({ values } = parseArgs({
       args: [...argv],
-      options: { stage: { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: {
+        ...Object.fromEntries(commandOptions.map((option) => [option, { type: "string" as const }])),
+        stage: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
       allowPositionals: false,
       strict: true,
     }));
@@ -45,7 +62,8 @@ export function parseStageArguments(argv: readonly string[], usage: string): { s
   if (!stageNames.includes(stage as DeployedStageName)) {
     throw new StageUsageError(`unknown stage "${stage}". ${usage}`);
   }
-  return { stage: stage as DeployedStageName };
+  const options = Object.fromEntries(commandOptions.map((option) => [option, values[option] as string | undefined]));
+  return { stage: stage as DeployedStageName, options };
 }
 
 /**
@@ -75,7 +93,7 @@ function stageRegion(stage: DeployedStageName, settings: StageSettings, env: Nod
   return region;
 }
 
-export interface StageCommand {
+export interface StageCommand<Parsed extends { readonly stage: DeployedStageName } = StageArguments> {
   /** The npm script, which starts every line the command prints. */
   readonly name: string;
   /** What --help prints. */
@@ -86,6 +104,11 @@ export interface StageCommand {
   readonly failures: readonly (abstract new (
     ...args: never[]
   ) => Error)[];
+  /**
+   * Reads the command's arguments, throwing a StageUsageError for a mistake; by default only
+   * `--stage` (parseStageArguments).
+   */
+  readonly parse?: (argv: readonly string[]) => Parsed | "help";
 }
 
 export interface StageCommandOptions {
@@ -94,9 +117,10 @@ export interface StageCommandOptions {
   context?: () => Readonly<Record<string, unknown>>;
 }
 
-/** The stage a command runs for, what it needs of it, and how it says a line to stderr. */
-export interface StageRun {
+/** The stage a command runs for, its arguments, what it needs of it, and how it says a line to stderr. */
+export interface StageRun<Parsed = StageArguments> {
   readonly stage: DeployedStageName;
+  readonly arguments: Parsed;
   readonly settings: StageSettings;
   readonly region: string;
   readonly env: NodeJS.ProcessEnv;
@@ -107,16 +131,16 @@ export interface StageRun {
  * Runs `command` with `argv`: prints its help, or reads the stage's settings and region and calls
  * `run` with them; returns the exit code, `run`'s unless something throws.
  */
-export async function runStageCommand(
-  command: StageCommand,
+export async function runStageCommand<Parsed extends { readonly stage: DeployedStageName } = StageArguments>(
+  command: StageCommand<Parsed>,
   argv: readonly string[],
   options: StageCommandOptions,
-  run: (stage: StageRun) => Promise<number>,
+  run: (stage: StageRun<Parsed>) => Promise<number>,
 ): Promise<number> {
   const { env = process.env } = options;
   const say = (line: string) => console.error(`${command.name}: ${line}`);
   try {
-    const parsed = parseStageArguments(argv, command.usage);
+    const parsed = command.parse ? command.parse(argv) : parseStageArguments(argv, command.usage);
     if (parsed === "help") {
       console.log(command.help);
       return 0;
@@ -124,7 +148,7 @@ export async function runStageCommand(
     const { stage } = parsed;
     const settings = stageSettingsOf(stage, options);
     const region = stageRegion(stage, settings, env);
-    return await run({ stage, settings, region, env, say });
+    return await run({ stage, arguments: parsed as Parsed, settings, region, env, say });
   } catch (error) {
     if (error instanceof StageUsageError) {
       say(error.message);

@@ -29,7 +29,7 @@ export const firstResponseTimer = fileURLToPath(new URL("./firstResponseTimer.mj
 
 const TABLE = "petstore-bench-first-response";
 /** A deployed stage, so that the API key has the shape the functions accept there. */
-const STAGE: StageName = "staging";
+const STAGE = "staging" satisfies StageName;
 /** The pet getPet reads: stored before the first round, so every getPet is a full 200. */
 const STORED_PET_ID = 1;
 /**
@@ -291,10 +291,8 @@ function proxyEvent(operation: OperationId, apiKey: string, idempotent = false):
 
 /** The memory size the staging stack gives every function (infra/config.ts). */
 export async function stagingMemoryMb(): Promise<number> {
-  const { stageConfigs } = await import("../../infra/config");
-  const config = Object.values(stageConfigs).find((candidate) => candidate.stage === STAGE);
-  if (!config) throw new Error(`no stage ${STAGE} in infra/config.ts`);
-  return config.functions.memoryMb;
+  const { stageConfigOf } = await import("../../infra/config");
+  return stageConfigOf(STAGE).functions.memoryMb;
 }
 
 /** `node`: the binary to measure with (Lambda's Node in the bench). */

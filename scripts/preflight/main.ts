@@ -13,7 +13,7 @@ import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { Route53Client } from "@aws-sdk/client-route-53";
 import { STSClient } from "@aws-sdk/client-sts";
-import { type StageConfig, stageConfigs } from "../../infra/config";
+import { stageConfigOf } from "../../infra/config";
 import type { DeployedStageName } from "../../infra/deployment";
 import { routeList } from "../../lib/routes";
 import { silenceSdkNodeVersionWarning } from "../../local/settings";
@@ -31,12 +31,6 @@ Exits 0 when ready, 1 with one line per problem, 2 on bad arguments.`;
 /** The stage to check, or "help"; a mistake throws a StageUsageError (scripts/stageCommand.ts). */
 export function parsePreflightArguments(argv: readonly string[]): { stage: DeployedStageName } | "help" {
   return parseStageArguments(argv, usage);
-}
-
-export function stageConfig(stage: DeployedStageName): StageConfig {
-  const config = Object.values(stageConfigs).find((candidate) => candidate.stage === stage);
-  if (!config) throw new PreflightError(`no stage config for ${stage} in infra/config.ts.`);
-  return config;
 }
 
 /** Clients for the stage's region, with the default credential chain (environment, profile, SSO, role). */
@@ -59,7 +53,7 @@ export function main(argv: readonly string[], options: StageCommandOptions = {})
     const report = await runPreflight({
       stage,
       settings,
-      config: stageConfig(stage),
+      config: stageConfigOf(stage),
       apiFunctions: routeList.length,
       clients: createClients(region),
       region,

@@ -9,15 +9,20 @@
  * "context" and PETSTORE_* variables, as the CDK app reads them (infra/settings.ts).
  */
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { STSClient } from "@aws-sdk/client-sts";
-import { servingTableName, stageConfigs } from "../../infra/config";
+import { servingTableName, stageConfigOf } from "../../infra/config";
 import { type DeployedStageName, deployedStages } from "../../infra/deployment";
 import { contextKey, tableNameProblem } from "../../infra/settings";
 import { stageTableSettings } from "../../infra/stacks/dataStack";
 import { silenceSdkNodeVersionWarning } from "../../local/settings";
-import { runStageCommand, type StageCommandOptions, stageNames } from "../stageCommand";
+import {
+  parseStageArguments,
+  runStageCommand,
+  type StageCommandOptions,
+  StageUsageError,
+  stageNames,
+} from "../stageCommand";
 import { type RestoreClients, RestoreError, restoreTable } from "./restore";
 
 const NAME = "restore";
@@ -38,8 +43,6 @@ export interface RestoreArguments {
   readonly tableName: string;
 }
 
-class UsageError extends Error {}
-
 /** A time with its zone (`Z` or an offset): a local time would restore a different moment on each laptop. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -49,40 +52,22 @@ export function defaultTableName(stage: DeployedStageName, restoreTo: Date): str
   return `${deployedStages[stage].tableName}-restored-${stamp}`;
 }
 
-/** The arguments, or "help"; a mistake throws a UsageError ending with the usage line. */
+/** The arguments, or "help"; a mistake throws a StageUsageError ending with the usage line. */
 export function parseRestoreArguments(argv: readonly string[]): RestoreArguments | "help" {
-  const refuse = (message: string) => new UsageError(`${message}. ${usage}`);
-  let values: { stage?: string; to?: string; "table-name"?: string; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        stage: { type: "string" },
-        to: { type: "string" },
-        "table-name": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      allowPositionals: false,
-      strict: true,
-    }));
-  } catch (error) {
-    // parseArgs' first sentence only, as scripts/stageCommand.ts words it.
-    throw refuse((error as Error).message.split(/\.\s/)[0]?.replace(/\.$/, "") ?? "bad arguments");
-  }
-  if (values.help) return "help";
-  const { stage, to } = values;
-  if (!stage) throw refuse("--stage is required");
-  if (!stageNames.includes(stage as DeployedStageName)) throw refuse(`unknown stage "${stage}"`);
+  const parsed = parseStageArguments(argv, usage, ["to", "table-name"]);
+  if (parsed === "help") return "help";
+  const refuse = (message: string) => new StageUsageError(`${message}. ${usage}`);
+  const { stage, options } = parsed;
+  const { to } = options;
   if (!to) throw refuse("--to is required");
   const restoreTo = new Date(to);
   if (!ISO_TIME.test(to) || Number.isNaN(restoreTo.getTime())) {
     throw refuse(`--to "${to}" is no ISO time with a zone (2026-05-04T09:30:00Z or 2026-05-04T11:30:00+02:00)`);
   }
-  const stageName = stage as DeployedStageName;
-  const tableName = values["table-name"] ?? defaultTableName(stageName, restoreTo);
-  const problem = tableNameProblem(stageName, tableName);
+  const tableName = options["table-name"] ?? defaultTableName(stage, restoreTo);
+  const problem = tableNameProblem(stage, tableName);
   if (problem) throw refuse(`--table-name ${problem}`);
-  return { stage: stageName, restoreTo, tableName };
+  return { stage, restoreTo, tableName };
 }
 
 /** Clients for the stage's region, with the default credential chain (environment, profile, SSO, role). */
@@ -108,56 +93,45 @@ export async function main(
     sleep?: (milliseconds: number) => Promise<void>;
   } = {},
 ): Promise<number> {
-  const say = (line: string) => console.error(`${NAME}: ${line}`);
-  let parsed: RestoreArguments | "help";
-  try {
-    parsed = parseRestoreArguments(argv);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    say(error.message);
-    return 2;
-  }
-  if (parsed === "help") {
-    console.log(help);
-    return 0;
-  }
-  const { restoreTo, tableName } = parsed;
   const { clients = createClients } = options;
-  const command = { name: NAME, help, usage, failures: [RestoreError] };
-  // The stage's settings and region, read and reported as every stage command does.
-  return runStageCommand(command, ["--stage", parsed.stage], options, async ({ stage, settings, region }) => {
-    const config = Object.values(stageConfigs).find((candidate) => candidate.stage === stage);
-    if (!config) throw new RestoreError(`no configuration for stage ${stage} in infra/config.ts.`);
-    const sourceTableName = servingTableName({ tableName: config.tableName, settings });
-    if (tableName === sourceTableName) {
-      throw new RestoreError(`${tableName} is the table ${stage} uses now: pass --table-name with a new name.`);
-    }
-    const tableSettings = stageTableSettings(config);
-    say(`restoring ${sourceTableName} as it was at ${restoreTo.toISOString()} into ${tableName} (${region}).`);
-    const result = await restoreTable({
-      stage,
-      ...(settings.account === undefined ? {} : { pinnedAccount: settings.account }),
-      sourceTableName,
-      targetTableName: tableName,
-      restoreTo,
-      settings: tableSettings,
-      clients: clients(region),
-      say,
-      ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
-    });
-    const tags = Object.entries(tableSettings.tags)
-      .map(([key, value]) => `${key}=${value}`)
-      .join(", ");
-    const lines = [
-      `${tableName} is ACTIVE in ${result.account}/${region}: ${sourceTableName} as it was at ${restoreTo.toISOString()}, ` +
-        `with TTL on ${tableSettings.timeToLiveAttribute}, ${tableSettings.pointInTimeRecoveryDays} days of point-in-time recovery, ` +
-        `deletion protection ${tableSettings.deletionProtection ? "on" : "off"}, tags ${tags}, ` +
-        `encrypted as ${sourceTableName} (${result.kmsKeyArn ?? "DynamoDB's own key"}).`,
-      ...nextSteps(stage, sourceTableName, tableName),
-    ];
-    for (const line of lines) console.log(`${NAME}: ${line}`);
-    return 0;
-  });
+  const command = { name: NAME, help, usage, failures: [RestoreError], parse: parseRestoreArguments };
+  return runStageCommand(
+    command,
+    argv,
+    options,
+    async ({ stage, arguments: { restoreTo, tableName }, settings, region, say }) => {
+      const config = stageConfigOf(stage);
+      const sourceTableName = servingTableName({ tableName: config.tableName, settings });
+      if (tableName === sourceTableName) {
+        throw new RestoreError(`${tableName} is the table ${stage} uses now: pass --table-name with a new name.`);
+      }
+      const tableSettings = stageTableSettings(config);
+      say(`restoring ${sourceTableName} as it was at ${restoreTo.toISOString()} into ${tableName} (${region}).`);
+      const result = await restoreTable({
+        stage,
+        ...(settings.account === undefined ? {} : { pinnedAccount: settings.account }),
+        sourceTableName,
+        targetTableName: tableName,
+        restoreTo,
+        settings: tableSettings,
+        clients: clients(region),
+        say,
+        ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+      });
+      const tags = Object.entries(tableSettings.tags)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(", ");
+      const lines = [
+        `${tableName} is ACTIVE in ${result.account}/${region}: ${sourceTableName} as it was at ${restoreTo.toISOString()}, ` +
+          `with TTL on ${tableSettings.timeToLiveAttribute}, ${tableSettings.pointInTimeRecoveryDays} days of point-in-time recovery, ` +
+          `deletion protection ${tableSettings.deletionProtection ? "on" : "off"}, tags ${tags}, ` +
+          `encrypted as ${sourceTableName} (${result.kmsKeyArn ?? "DynamoDB's own key"}).`,
+        ...nextSteps(stage, sourceTableName, tableName),
+      ];
+      for (const line of lines) console.log(`${NAME}: ${line}`);
+      return 0;
+    },
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
