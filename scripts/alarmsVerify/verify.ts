@@ -32,15 +32,13 @@ import type { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import {
   type AlarmHistoryItem,
   type CloudWatchClient,
-  DescribeAlarmHistoryCommand,
-  type DescribeAlarmHistoryCommandOutput,
   type HistoryItemType,
+  paginateDescribeAlarmHistory,
   SetAlarmStateCommand,
 } from "@aws-sdk/client-cloudwatch";
 import {
   GetSubscriptionAttributesCommand,
-  ListSubscriptionsByTopicCommand,
-  type ListSubscriptionsByTopicCommandOutput,
+  paginateListSubscriptionsByTopic,
   type SNSClient,
   type Subscription,
 } from "@aws-sdk/client-sns";
@@ -305,27 +303,18 @@ async function ownTopicArn(input: AlarmsVerifyInput, where: string): Promise<str
 /** Every subscription of a topic, every page. */
 async function subscriptionsOf(sns: SNSClient, topicArn: string): Promise<Subscription[]> {
   const subscriptions: Subscription[] = [];
-  let nextToken: string | undefined;
-  do {
-    let page: ListSubscriptionsByTopicCommandOutput;
-    try {
-      page = await sns.send(
-        new ListSubscriptionsByTopicCommand({
-          TopicArn: topicArn,
-          ...(nextToken === undefined ? {} : { NextToken: nextToken }),
-        }),
-      );
-    } catch (error) {
-      if (errorParts(error).name.startsWith("NotFound")) {
-        throw new AlarmsVerifyError(
-          `paging topic ${topicArn} does not exist: deploy the stage again, or correct the setting that names it (docs/alarms.md).`,
-        );
-      }
-      throw new AlarmsVerifyError(failedCallLine("sns:ListSubscriptionsByTopic", error));
+  try {
+    for await (const page of paginateListSubscriptionsByTopic({ client: sns }, { TopicArn: topicArn })) {
+      subscriptions.push(...(page.Subscriptions ?? []));
     }
-    subscriptions.push(...(page.Subscriptions ?? []));
-    nextToken = page.NextToken;
-  } while (nextToken);
+  } catch (error) {
+    if (errorParts(error).name.startsWith("NotFound")) {
+      throw new AlarmsVerifyError(
+        `paging topic ${topicArn} does not exist: deploy the stage again, or correct the setting that names it (docs/alarms.md).`,
+      );
+    }
+    throw new AlarmsVerifyError(failedCallLine("sns:ListSubscriptionsByTopic", error));
+  }
   return subscriptions;
 }
 
@@ -482,29 +471,21 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
   /** The alarm's history items of one type from `since` on, every page. */
   async function historySince(since: Date, type: HistoryItemType): Promise<AlarmHistoryItem[]> {
     const items: AlarmHistoryItem[] = [];
-    let nextToken: string | undefined;
-    do {
-      let page: DescribeAlarmHistoryCommandOutput;
-      try {
-        page = await clients.cloudWatch.send(
-          new DescribeAlarmHistoryCommand({
-            AlarmName: alarmName,
-            HistoryItemType: type,
-            StartDate: since,
-            ScanBy: "TimestampDescending",
-            ...(nextToken === undefined ? {} : { NextToken: nextToken }),
-          }),
+    const pages = paginateDescribeAlarmHistory(
+      { client: clients.cloudWatch },
+      { AlarmName: alarmName, HistoryItemType: type, StartDate: since, ScanBy: "TimestampDescending" },
+    );
+    try {
+      for await (const page of pages) {
+        items.push(
+          ...(page.AlarmHistoryItems ?? []).filter(
+            (item) => item.Timestamp === undefined || item.Timestamp.getTime() >= since.getTime(),
+          ),
         );
-      } catch (error) {
-        throw new AlarmsVerifyError(failedCallLine("cloudwatch:DescribeAlarmHistory", error));
       }
-      items.push(
-        ...(page.AlarmHistoryItems ?? []).filter(
-          (item) => item.Timestamp === undefined || item.Timestamp.getTime() >= since.getTime(),
-        ),
-      );
-      nextToken = page.NextToken;
-    } while (nextToken);
+    } catch (error) {
+      throw new AlarmsVerifyError(failedCallLine("cloudwatch:DescribeAlarmHistory", error));
+    }
     return items;
   }
 }
