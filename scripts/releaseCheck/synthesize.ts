@@ -28,6 +28,29 @@ export class UnbuildableBaseError extends Error {}
 
 const driver = fileURLToPath(new URL("./synthDriver.ts", import.meta.url));
 
+/**
+ * Runs a command to its end: its exit code, and its stdout and stderr together (a command that
+ * cannot start: no code, and one line saying why).
+ */
+function runToEnd(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const collect = (chunk: Buffer) => {
+      output += chunk;
+    };
+    child.stdout.on("data", collect);
+    child.stderr.on("data", collect);
+    child.once("error", (error) => resolve({ code: null, output: `cannot start ${command}: ${error.message}` }));
+    child.once("close", (code) => resolve({ code, output }));
+  });
+}
+
 /** Runs git in `directory`: its output, or undefined when it fails. */
 export function git(directory: string, args: readonly string[]): string | undefined {
   const result = spawnSync("git", ["-C", directory, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -95,24 +118,13 @@ export async function installLockedDependencies(directory: string): Promise<void
   const [command, args] = npmCli?.endsWith(".js")
     ? [process.execPath, [npmCli, ...INSTALL_COMMAND]]
     : ["npm", [...INSTALL_COMMAND]];
-  const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-    // npm_config_* of an enclosing `npm run` (its prefix, workspace) must not steer this install.
-    const environment = Object.fromEntries(
-      Object.entries(process.env).filter(
-        ([name]) => !/^npm_/i.test(name) || /^npm_config_(cache|registry|userconfig)$/i.test(name),
-      ),
-    );
-    const child = spawn(command, args, { cwd: directory, env: environment, stdio: ["ignore", "pipe", "pipe"] });
-    let text = "";
-    child.stdout.on("data", (chunk) => {
-      text += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      text += chunk;
-    });
-    child.once("error", (error) => resolve({ code: -1, output: `npm error ${error.message}` }));
-    child.once("close", (exitCode) => resolve({ code: exitCode, output: text }));
-  });
+  // npm_config_* of an enclosing `npm run` (its prefix, workspace) must not steer this install.
+  const environment = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !/^npm_/i.test(name) || /^npm_config_(cache|registry|userconfig)$/i.test(name),
+    ),
+  );
+  const { code, output } = await runToEnd(command, args, directory, environment);
   if (code !== 0) {
     const lines = output.split("\n").map((line) => line.trim());
     const errors = lines
@@ -217,22 +229,12 @@ export async function synthesizeCheckout(
     // The app reads context and an output directory from these when the CDK CLI runs it; this run
     // gives its own.
     const { CDK_CONTEXT_JSON: _context, CDK_OUTDIR: _outdir, ...environment } = process.env;
-    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", "tsx", driver, appDirectory, outdir], {
-        cwd: appDirectory,
-        env: environment,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let text = "";
-      child.stdout.on("data", (chunk) => {
-        text += chunk;
-      });
-      child.stderr.on("data", (chunk) => {
-        text += chunk;
-      });
-      child.once("error", reject);
-      child.once("close", (exitCode) => resolve({ code: exitCode, output: text }));
-    });
+    const { code, output } = await runToEnd(
+      process.execPath,
+      ["--import", "tsx", driver, appDirectory, outdir],
+      appDirectory,
+      environment,
+    );
     if (code !== 0) {
       const lines = output.split("\n").map((line) => line.trim());
       const reason =
