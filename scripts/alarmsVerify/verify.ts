@@ -47,6 +47,7 @@ import { alarmDeliveryTestFilterPolicy, type DeployedStageName, STACK_OUTPUTS } 
 import { contextKey } from "../../infra/settings";
 import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts, SIGN_IN_ADVICE } from "../awsErrors";
 import { readStackOutput } from "../stackOutputs";
+import { wrongAccountProblem } from "../stageCommand";
 
 export interface AlarmsVerifyClients {
   readonly cloudWatch: CloudWatchClient;
@@ -269,11 +270,8 @@ async function checkAccount(input: AlarmsVerifyInput): Promise<string> {
     throw new AlarmsVerifyError(failedCallLine("sts:GetCallerIdentity", error));
   }
   if (!account) throw new AlarmsVerifyError("sts:GetCallerIdentity answered without an account.");
-  if (input.pinnedAccount !== undefined && input.pinnedAccount !== account) {
-    throw new AlarmsVerifyError(
-      `credentials are for account ${account} but ${input.stage} is pinned to ${input.pinnedAccount} (${contextKey(input.stage, "account")} in cdk.json): sign in to ${input.pinnedAccount}.`,
-    );
-  }
+  const wrongAccount = wrongAccountProblem(input.stage, account, input.pinnedAccount);
+  if (wrongAccount) throw new AlarmsVerifyError(wrongAccount);
   return account;
 }
 

@@ -22,6 +22,7 @@ import { type StageConfig, stageReservedConcurrency } from "../../infra/config";
 import { ACCOUNT_STACK_NAME, type DeployedStageName } from "../../infra/deployment";
 import { contextKey, type StageSettings } from "../../infra/settings";
 import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts, SIGN_IN_ADVICE } from "../awsErrors";
+import { wrongAccountProblem } from "../stageCommand";
 
 /** The SDK clients the checks call, all for the stage's region; tests pass mocked ones. */
 export interface PreflightClients {
@@ -127,13 +128,8 @@ export async function checkCredentials(
   const identity = await must("sts:GetCallerIdentity", () => clients.sts.send(new GetCallerIdentityCommand({})));
   const account = identity.Account;
   if (!account) throw new PreflightError("sts:GetCallerIdentity answered without an account.");
-  const problems =
-    settings.account !== undefined && settings.account !== account
-      ? [
-          `credentials are for account ${account} but ${stage} is pinned to ${settings.account} (${contextKey(stage, "account")} in cdk.json): sign in to ${settings.account}.`,
-        ]
-      : [];
-  return { account, problems };
+  const wrongAccount = wrongAccountProblem(stage, account, settings.account);
+  return { account, problems: wrongAccount ? [wrongAccount] : [] };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ import type { DeployedStageName } from "../../infra/deployment";
 import { contextKey } from "../../infra/settings";
 import { createTableInput, isPetTable } from "../../lib/db/table";
 import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts, SIGN_IN_ADVICE } from "../awsErrors";
+import { wrongAccountProblem } from "../stageCommand";
 
 export interface RestoreClients {
   readonly dynamo: DynamoDBClient;
@@ -123,11 +124,8 @@ async function checkAccount(input: RestoreInput): Promise<string> {
     input.clients.sts.send(new GetCallerIdentityCommand({})),
   );
   if (!account) throw new RestoreError("sts:GetCallerIdentity answered without an account.");
-  if (input.pinnedAccount !== undefined && input.pinnedAccount !== account) {
-    throw new RestoreError(
-      `credentials are for account ${account} but ${input.stage} is pinned to ${input.pinnedAccount} (${contextKey(input.stage, "account")} in cdk.json): sign in to ${input.pinnedAccount}.`,
-    );
-  }
+  const wrongAccount = wrongAccountProblem(input.stage, account, input.pinnedAccount);
+  if (wrongAccount) throw new RestoreError(wrongAccount);
   return account;
 }
 
