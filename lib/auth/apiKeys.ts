@@ -57,21 +57,29 @@ export function hashApiKey(key: string): string {
 
 type KeyKind = "ordinary" | "synthetic";
 
+interface KeyShape {
+  readonly length: number;
+  readonly pattern: RegExp;
+}
+
+const shapeOf = (prefix: string): KeyShape => {
+  const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return { length: prefix.length + SECRET_LENGTH, pattern: new RegExp(`^${escaped}[0-9A-Za-z]{${SECRET_LENGTH}}$`) };
+};
+
 /**
  * Each stage's key shapes, `^petstore_<stage>_[0-9A-Za-z]{43}$` and its synthetic counterpart,
- * with their lengths, worked out once.
+ * with their lengths, worked out on a stage's first request (not at module init, a cold start).
  */
-const keyShapes = new Map<string, { readonly length: number; readonly pattern: RegExp }>();
+const keyShapes = new Map<string, Readonly<Record<KeyKind, KeyShape>>>();
 
-function keyShape(stage: StageName, kind: KeyKind) {
-  let shape = keyShapes.get(`${stage} ${kind}`);
-  if (shape === undefined) {
-    const prefix = kind === "synthetic" ? syntheticApiKeyPrefix(stage) : apiKeyPrefix(stage);
-    const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    shape = { length: prefix.length + SECRET_LENGTH, pattern: new RegExp(`^${escaped}[0-9A-Za-z]{${SECRET_LENGTH}}$`) };
-    keyShapes.set(`${stage} ${kind}`, shape);
+function keyShape(stage: StageName, kind: KeyKind): KeyShape {
+  let shapes = keyShapes.get(stage);
+  if (shapes === undefined) {
+    shapes = { ordinary: shapeOf(apiKeyPrefix(stage)), synthetic: shapeOf(syntheticApiKeyPrefix(stage)) };
+    keyShapes.set(stage, shapes);
   }
-  return shape;
+  return shapes[kind];
 }
 
 function hasShape(token: string, stage: StageName, kind: KeyKind): boolean {
