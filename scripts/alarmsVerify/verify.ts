@@ -45,7 +45,7 @@ import {
 import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
 import { alarmDeliveryTestFilterPolicy, type DeployedStageName, STACK_OUTPUTS } from "../../infra/deployment";
 import { contextKey } from "../../infra/settings";
-import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts, SIGN_IN_ADVICE } from "../awsErrors";
+import { failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
 import { readStackOutput } from "../stackOutputs";
 import { wrongAccountProblem } from "../stageCommand";
 
@@ -107,11 +107,8 @@ const WHERE_IT_IS_BUILT = "infra/stacks/monitoring.ts";
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 
 /** What to do about an AWS error of each kind, for a call. */
-function advice(kind: AwsErrorKind, call: string): string {
+function advice(kind: "denied" | "transient", call: string): string {
   switch (kind) {
-    case "no credentials":
-    case "invalid credentials":
-      return SIGN_IN_ADVICE[kind];
     case "denied":
       return call.startsWith("sns:")
         ? ` The credentials need ${call} on the paging topics (the deploy role has it: infra/stacks/deliveryAccessStack.ts; an existing topic of another account must allow it in its topic policy).`
@@ -123,9 +120,7 @@ function advice(kind: AwsErrorKind, call: string): string {
 
 /** The one line for an AWS call that failed in a way the command does not decide on. */
 export function failedCallLine(call: string, error: unknown): string {
-  // SNS refuses with AuthorizationError(Exception), which the shared classification does not know.
-  const denied = /^AuthorizationError/.test(errorParts(error).name);
-  return awsFailedCallLine(call, error, (kind) => advice(kind, call)) + (denied ? advice("denied", call) : "");
+  return awsFailedCallLine(call, error, (kind) => advice(kind, call));
 }
 
 // ---------------------------------------------------------------------------------------------

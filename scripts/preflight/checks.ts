@@ -21,7 +21,7 @@ import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
 import { type StageConfig, stageReservedConcurrency } from "../../infra/config";
 import { ACCOUNT_STACK_NAME, type DeployedStageName } from "../../infra/deployment";
 import { contextKey, type StageSettings } from "../../infra/settings";
-import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts, SIGN_IN_ADVICE } from "../awsErrors";
+import { failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
 import { wrongAccountProblem } from "../stageCommand";
 
 /** The SDK clients the checks call, all for the stage's region; tests pass mocked ones. */
@@ -78,8 +78,7 @@ const CONCURRENCY_QUOTA_CODE = "L-B99A9384";
 // AWS errors
 
 /** What to do about an error that is no decision of the checks. */
-const ADVICE: Record<AwsErrorKind, string> = {
-  ...SIGN_IN_ADVICE,
+const ADVICE: Record<"denied" | "transient", string> = {
   denied: " The credentials need read-only access to it.",
   transient: " Run preflight again in a minute.",
 };

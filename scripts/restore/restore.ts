@@ -28,7 +28,7 @@ import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
 import type { DeployedStageName } from "../../infra/deployment";
 import { contextKey } from "../../infra/settings";
 import { createTableInput, isPetTable } from "../../lib/db/table";
-import { type AwsErrorKind, failedCallLine as awsFailedCallLine, errorParts, SIGN_IN_ADVICE } from "../awsErrors";
+import { failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
 import { wrongAccountProblem } from "../stageCommand";
 
 export interface RestoreClients {
@@ -85,11 +85,8 @@ const BACKUPS_ATTEMPTS = 10;
 
 const sleepFor = (milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds));
 
-function advice(kind: AwsErrorKind, call: string): string {
+function advice(kind: "denied" | "transient", call: string): string {
   switch (kind) {
-    case "no credentials":
-    case "invalid credentials":
-      return SIGN_IN_ADVICE[kind];
     case "denied":
       return ` The credentials need ${call}: restore with an administrator's role of the stage's account (the deploy role cannot).`;
     case "transient":
