@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { describeKeySlip, hasApiKeyShape, isSyntheticApiKey } from "../lib/auth/apiKeys";
 import { stages } from "../lib/config";
 import { API_BASE_PATH } from "../lib/routes";
-import { baseUrlProblem, isLoopbackBaseUrl, runSmoke, SmokeRunError } from "../lib/smoke/checks";
+import { baseUrlProblem, runSmoke, SmokeRunError } from "../lib/smoke/checks";
 
 const usage = `Usage: PETSTORE_API_KEY=KEY npm run smoke -- --base-url URL
   --base-url URL     the stage's base URL, ending in ${API_BASE_PATH} (its BaseUrl stack output;
@@ -36,6 +36,16 @@ Also:
                      reason given, which is printed; its pets then stay in every client's listing.
                      Not needed for npm start on this machine (127.0.0.1, localhost)
 Exits 0 when every check passes, 1 otherwise.`;
+
+/**
+ * True when `baseUrl` is on this machine's loopback (`npm start`: 127.0.0.0/8, ::1, localhost), where
+ * the data is the developer's own; any other host is taken for a deployed, shared stage.
+ */
+function isLoopbackBaseUrl(baseUrl: string): boolean {
+  if (!URL.canParse(baseUrl)) return false;
+  const host = new URL(baseUrl).hostname.toLowerCase();
+  return host === "localhost" || host.endsWith(".localhost") || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
+}
 
 /** A mistake in how the command was called; its message is the one line to print. */
 export class SmokeUsageError extends Error {}

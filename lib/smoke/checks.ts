@@ -83,16 +83,6 @@ export function baseUrlProblem(baseUrl: string): string | undefined {
   return `the base URL must end in ${API_BASE_PATH}, e.g. ${suggested}`;
 }
 
-/**
- * True when `baseUrl` is on this machine's loopback (`npm start`: 127.0.0.0/8, ::1, localhost), where
- * the data is the developer's own; any other host is taken for a deployed, shared stage.
- */
-export function isLoopbackBaseUrl(baseUrl: string): boolean {
-  if (!URL.canParse(baseUrl)) return false;
-  const host = new URL(baseUrl).hostname.toLowerCase();
-  return host === "localhost" || host.endsWith(".localhost") || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
-}
-
 /** Node's fetch (undici) names what failed in the error's cause; a person wants it in words. */
 const unreachableReasons: Readonly<Record<string, string>> = {
   ECONNREFUSED: "connection refused",
