@@ -2,6 +2,7 @@
  * Typed errors thrown by the domain, the repositories and the input parsers. Exactly one
  * middleware (lib/http/middleware/errorResponse.ts) turns them into HTTP answers.
  */
+import type { KeyScope } from "./auth/apiKeys";
 
 /** Input the client sent is wrong; `target` names the field or parameter. */
 export class ValidationError extends Error {
@@ -25,6 +26,18 @@ export class UnauthorizedError extends Error {
     message = tokenSent ? "The API key is not valid." : "An API key is required: send 'Authorization: Bearer <key>'.",
   ) {
     super(message);
+  }
+}
+
+/** A valid key whose scope does not cover the operation (RFC 6750 §3.1, insufficient_scope). */
+export class InsufficientScopeError extends Error {
+  override readonly name = "InsufficientScopeError";
+  constructor(
+    /** The scope the operation needs. */
+    readonly required: KeyScope,
+    readonly granted: KeyScope,
+  ) {
+    super(`This API key has the ${granted} scope; this operation needs a key with the ${required} scope.`);
   }
 }
 

@@ -3,6 +3,7 @@
  * entry (allowed exactly the DynamoDB actions listed, on exactly the parts of the table listed), the
  * local server routes requests with it, and the OpenAPI document lists the same operations.
  */
+import type { KeyScope } from "./auth/apiKeys";
 import type { TableArea } from "./db/table";
 
 export const API_BASE_PATH = "/v1";
@@ -30,6 +31,11 @@ export interface RouteDefinition {
   readonly dynamoAccess: Partial<Record<TableArea, readonly DynamoAction[]>>;
   /** True when the route takes a JSON request body. */
   readonly jsonBody: boolean;
+  /**
+   * The scope a key needs (lib/auth/apiKeys.ts, KeyScope): `read` keys may call only `read` routes,
+   * `write` keys every route. A key without it gets 403 `insufficient_scope` before its body is read.
+   */
+  readonly scope: KeyScope;
   readonly deprecation?: {
     /** When it was deprecated (RFC 9745 `Deprecation`). */
     readonly deprecatedAt: Date;
@@ -53,6 +59,7 @@ export const routes = {
       petsByStatus: ["dynamodb:Query"],
     },
     jsonBody: false,
+    scope: "read",
   },
   createPet: {
     operationId: "createPet",
@@ -68,6 +75,7 @@ export const routes = {
       idempotencyRecords: ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:DeleteItem"],
     },
     jsonBody: true,
+    scope: "write",
   },
   getPet: {
     operationId: "getPet",
@@ -77,6 +85,7 @@ export const routes = {
     summary: "Get an animal by id (deprecated: use GET /pets with the status filter).",
     dynamoAccess: { pets: ["dynamodb:GetItem"], syntheticPets: ["dynamodb:GetItem"] },
     jsonBody: false,
+    scope: "read",
     deprecation: {
       deprecatedAt: new Date("2026-11-23T00:00:00Z"),
       sunsetAt: new Date("2030-12-05T00:00:00Z"),

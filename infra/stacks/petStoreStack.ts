@@ -52,8 +52,14 @@ const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
  */
 export const LAMBDA_APPLICATION_LOG_LEVEL = lambda.ApplicationLogLevel.TRACE;
 
-/** What every function may do besides its route's own work: read API key records (the bearer check). */
-const KEY_LOOKUP: Partial<Record<TableArea, readonly DynamoAction[]>> = { apiKeys: ["dynamodb:GetItem"] };
+/**
+ * What every function may do besides its route's own work: read API key records (the bearer check)
+ * and record the day's use of a key (lib/auth/keyUsage.ts), never change a key record.
+ */
+const KEY_CHECK: Partial<Record<TableArea, readonly DynamoAction[]>> = {
+  apiKeys: ["dynamodb:GetItem"],
+  keyUses: ["dynamodb:UpdateItem"],
+};
 
 export class PetStoreStack extends Stack {
   /** The stage's table, in its data stack (./dataStack.ts), found by its fixed name. */
@@ -261,7 +267,7 @@ export class PetStoreStack extends Stack {
       // Its share of the account's concurrency, and its ceiling (infra/config.ts).
       reservedConcurrentExecutions: config.functions.reservedConcurrency,
     });
-    for (const statement of this.tableAccess({ ...route.dynamoAccess, ...KEY_LOOKUP }))
+    for (const statement of this.tableAccess({ ...route.dynamoAccess, ...KEY_CHECK }))
       role.addToPrincipalPolicy(statement);
     // A new version is published whenever the code or the configuration changes; CodeDeploy then
     // moves the alias to it (./rollout.ts). Versions the alias left are deleted once the update is done.

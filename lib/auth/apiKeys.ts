@@ -39,12 +39,34 @@ export function syntheticApiKeyPrefix(stage: StageName): string {
 }
 
 /**
- * How long a synthetic key works: its record carries the expiry in the table's TTL attribute and
- * the verifier refuses it from then on. Short, because such keys sit in CI secrets and on testers'
- * machines; the stack renews its own check's key before then (lib/synthetic/keyProvisioner.ts).
- * Ordinary keys never expire.
+ * How long a synthetic key works unless told otherwise: its record carries the expiry in the table's
+ * TTL attribute and the verifier refuses it from then on. Short, because such keys sit in CI secrets
+ * and on testers' machines; the stack renews its own check's key before then
+ * (lib/synthetic/keyProvisioner.ts). Ordinary keys expire only when given an expiry (keys create
+ * --expires-in/--expires-at, or a rotation's overlap).
  */
 export const SYNTHETIC_KEY_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
+
+/** How long a rotated key keeps working beside its replacement unless told otherwise: a week. */
+export const DEFAULT_ROTATION_OVERLAP_SECONDS = 7 * 24 * 60 * 60;
+
+/**
+ * What a key may do: `read` keys call the read operations (listPets, getPet), `write` keys every
+ * operation (lib/routes.ts, `scope`). Keys made before scopes existed have none and are `write`,
+ * so nothing changed for them.
+ */
+export const keyScopes = ["read", "write"] as const;
+export type KeyScope = (typeof keyScopes)[number];
+
+/** The scope of a key's record: `write` for records made before scopes existed. */
+export function scopeOf(record: { readonly scope?: KeyScope | undefined }): KeyScope {
+  return record.scope ?? "write";
+}
+
+/** True when a key with scope `granted` may call an operation that needs `required`. */
+export function scopeAllows(granted: KeyScope, required: KeyScope): boolean {
+  return granted === "write" || required === "read";
+}
 
 /**
  * Every request hashes its key, even when the verifier has the answer cached: the one-shot
@@ -148,11 +170,23 @@ export interface ApiKeyRecord {
    */
   readonly synthetic?: boolean | undefined;
   /**
-   * When the key stops working (ISO 8601, whole seconds): synthetic keys only. Stored in the table's
-   * TTL attribute, so DynamoDB deletes the record some time after; the verifier refuses the key
-   * from this instant on, since that deletion may take days. Unset: the key never expires.
+   * When the key stops working (ISO 8601, whole seconds); unset: never. A synthetic key's is in the
+   * table's TTL attribute, so DynamoDB deletes the record some time after; an ordinary key's record
+   * is kept (lib/auth/dynamoApiKeyStore.ts), so that `keys list` still shows it and its holder is
+   * told it expired. The verifier refuses the key from this instant on.
    */
   readonly expiresAt?: string | undefined;
+  /** What the key may do; unset for keys made before scopes, which are `write` (scopeOf). */
+  readonly scope?: KeyScope | undefined;
+  /** The key this one replaced (keys rotate), by id. */
+  readonly replaces?: string | undefined;
+  /** The key that replaced this one (keys rotate), by id; this one expires at the overlap's end. */
+  readonly replacedBy?: string | undefined;
+  /**
+   * Why the key was revoked, in words for whoever holds it (the 401 says it): set only when the
+   * holder could not know, as for a key npm start replaced when it restarted.
+   */
+  readonly revocationNote?: string | undefined;
 }
 
 /** True when `record` has an expiry and `at` is at or past it. */
@@ -165,13 +199,22 @@ export interface ApiKeyStore {
   findByHash(keyHash: string, deadline?: Deadline): Promise<ApiKeyRecord | undefined>;
   save(record: ApiKeyRecord): Promise<void>;
   list(): Promise<ApiKeyRecord[]>;
-  /** Marks the key revoked; returns false when no key has that id. */
-  revoke(keyId: string, at: Date): Promise<boolean>;
+  /**
+   * Marks the key revoked (with `note` for its holder, ApiKeyRecord.revocationNote); returns false
+   * when no key has that id.
+   */
+  revoke(keyId: string, at: Date, note?: string): Promise<boolean>;
+  /**
+   * Records that `replacement` replaced the key and makes it expire at `expiresAt`, or at its own
+   * expiry when that is sooner; returns false when no key has that id.
+   */
+  markReplaced(keyId: string, replacement: string, expiresAt: Date): Promise<boolean>;
 }
 
 /** Who made a request: what handlers and logs may know about the key. */
 export interface Principal {
   readonly keyId: string;
+  readonly scope: KeyScope;
   /** The key is synthetic (ApiKeyRecord.synthetic): its requests see a collection of their own. */
   readonly synthetic?: boolean;
 }
@@ -182,11 +225,21 @@ export interface IssueOptions {
   readonly key?: string;
   /** A key of the project's own checks (ApiKeyRecord.synthetic), marked so in its text. */
   readonly synthetic?: boolean;
+  /** What the key may do; `write` unless given. */
+  readonly scope?: KeyScope;
   /**
-   * A synthetic key's lifetime: SYNTHETIC_KEY_LIFETIME_SECONDS unless given; null for none, for a
-   * key whose whole life a stack manages (lib/synthetic/keyProvisioner.ts).
+   * How long the key works, in seconds. Unless given: SYNTHETIC_KEY_LIFETIME_SECONDS for a synthetic
+   * key, no end for an ordinary one. null: no end, for a synthetic key whose whole life a stack
+   * manages (lib/synthetic/keyProvisioner.ts).
    */
   readonly lifetimeSeconds?: number | null;
+  /** The key this one replaces (rotateApiKey). */
+  readonly replaces?: string;
+}
+
+/** `now` plus `seconds`, in whole seconds, as the TTL attribute holds a time. */
+function wholeSecondsAfter(now: Date, seconds: number): Date {
+  return new Date((Math.floor(now.getTime() / 1000) + seconds) * 1000);
 }
 
 /** Issues a key: stores its hash and returns the key, which is never stored or shown again. */
@@ -198,7 +251,9 @@ export async function issueApiKey(
     now = new Date(),
     synthetic = false,
     key = generateApiKey(stage, { synthetic }),
-    lifetimeSeconds = SYNTHETIC_KEY_LIFETIME_SECONDS,
+    scope = "write",
+    lifetimeSeconds = synthetic ? SYNTHETIC_KEY_LIFETIME_SECONDS : null,
+    replaces,
   }: IssueOptions = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const kind: KeyKind = synthetic ? "synthetic" : "ordinary";
@@ -208,21 +263,69 @@ export async function issueApiKey(
       `A${synthetic ? " synthetic" : "n"} API key for ${stage} must look like ${prefix}<43 letters or digits>.`,
     );
   }
-  if (synthetic && lifetimeSeconds !== null && !(Number.isSafeInteger(lifetimeSeconds) && lifetimeSeconds > 0))
-    throw new Error("A synthetic key's lifetime must be a whole number of seconds above 0.");
-  // Whole seconds, as the TTL attribute holds it, so that the record and the stored item agree.
-  const expiresAt =
-    synthetic && lifetimeSeconds !== null
-      ? new Date((Math.floor(now.getTime() / 1000) + lifetimeSeconds) * 1000).toISOString()
-      : undefined;
+  if (!keyScopes.includes(scope)) throw new Error(`A key's scope is read or write, not "${scope}".`);
+  if (lifetimeSeconds !== null && !(Number.isSafeInteger(lifetimeSeconds) && lifetimeSeconds > 0))
+    throw new Error("A key's lifetime must be a whole number of seconds above 0.");
+  const expiresAt = lifetimeSeconds === null ? undefined : wholeSecondsAfter(now, lifetimeSeconds).toISOString();
   const record: ApiKeyRecord = {
     keyId: generateKeyId(),
     name,
     keyHash: hashApiKey(key),
     createdAt: now.toISOString(),
+    scope,
     ...(synthetic ? { synthetic: true } : {}),
     ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(replaces === undefined ? {} : { replaces }),
   };
   await store.save(record);
   return { key, record };
+}
+
+/** Why a key cannot be rotated, in one line for the command. */
+export class KeyRotationError extends Error {
+  override readonly name = "KeyRotationError";
+}
+
+/**
+ * Replaces a key: a new key with the same name, scope and kind (printed once by the caller), and
+ * the old one expiring `overlapSeconds` from now (or at its own expiry, when sooner), so that its
+ * holders have that long to switch. A synthetic key's replacement gets a synthetic key's default
+ * lifetime. The new key is stored before the old one is marked: with no transactions, a failure in
+ * between leaves the old key working as before and says which new key to revoke before retrying.
+ */
+export async function rotateApiKey(
+  store: ApiKeyStore,
+  stage: StageName,
+  keyId: string,
+  { now = new Date(), overlapSeconds = DEFAULT_ROTATION_OVERLAP_SECONDS }: { now?: Date; overlapSeconds?: number } = {},
+): Promise<{ key: string; record: ApiKeyRecord; replaced: ApiKeyRecord & { readonly expiresAt: string } }> {
+  if (!(Number.isSafeInteger(overlapSeconds) && overlapSeconds >= 0))
+    throw new KeyRotationError("The overlap must be a whole number of seconds, 0 or more.");
+  const old = (await store.list()).find((record) => record.keyId === keyId);
+  if (!old) throw new KeyRotationError(`No key has id ${keyId}.`);
+  if (old.revokedAt) throw new KeyRotationError(`${keyId} was revoked; create a new key instead.`);
+  if (isExpired(old, now.getTime())) throw new KeyRotationError(`${keyId} has expired; create a new key instead.`);
+  if (old.replacedBy)
+    throw new KeyRotationError(`${keyId} was already replaced by ${old.replacedBy}; rotate that one.`);
+  const issued = await issueApiKey(store, stage, old.name, {
+    now,
+    scope: scopeOf(old),
+    ...(old.synthetic ? { synthetic: true } : {}),
+    replaces: old.keyId,
+  });
+  const overlapEnd = wholeSecondsAfter(now, overlapSeconds);
+  const ownEnd = old.expiresAt === undefined ? undefined : new Date(old.expiresAt);
+  const expiresAt = ownEnd !== undefined && ownEnd < overlapEnd ? ownEnd : overlapEnd;
+  const unmarked = `${keyId} is unchanged and still works; revoke the unused ${issued.record.keyId} (keys revoke ${issued.record.keyId}) and rotate again`;
+  let marked: boolean;
+  try {
+    marked = await store.markReplaced(old.keyId, issued.record.keyId, expiresAt);
+  } catch (error) {
+    throw new KeyRotationError(`Marking ${keyId} replaced failed: ${unmarked}.`, { cause: error });
+  }
+  if (!marked)
+    throw new KeyRotationError(
+      `${keyId} vanished while it was being rotated; revoke the unused ${issued.record.keyId}.`,
+    );
+  return { ...issued, replaced: { ...old, replacedBy: issued.record.keyId, expiresAt: expiresAt.toISOString() } };
 }

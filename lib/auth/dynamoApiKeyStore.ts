@@ -5,13 +5,24 @@ import {
   PutCommand,
   QueryCommand,
   UpdateCommand,
+  type UpdateCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import type { Deadline } from "../db/deadline";
 import { storeCall } from "../db/storeErrors";
 import { epochSeconds, itemKeys, TTL_ATTRIBUTE } from "../db/table";
-import type { ApiKeyRecord, ApiKeyStore } from "./apiKeys";
+import type { ApiKeyRecord, ApiKeyStore, KeyScope } from "./apiKeys";
+
+/**
+ * Where an ordinary key's expiry is kept (epoch seconds): not in the TTL attribute, so that DynamoDB
+ * keeps the record after it; a synthetic key's is the TTL attribute (ApiKeyRecord.expiresAt).
+ */
+const ORDINARY_EXPIRY_ATTRIBUTE = "validUntil";
+
+const expiryAttributeOf = (record: Pick<ApiKeyRecord, "synthetic">) =>
+  record.synthetic ? TTL_ATTRIBUTE : ORDINARY_EXPIRY_ATTRIBUTE;
 
 function toRecord(item: Record<string, unknown>): ApiKeyRecord {
+  const expiry = item[expiryAttributeOf({ synthetic: item.synthetic === true })];
   return {
     keyId: item.keyId as string,
     name: item.name as string,
@@ -19,10 +30,12 @@ function toRecord(item: Record<string, unknown>): ApiKeyRecord {
     createdAt: item.createdAt as string,
     revokedAt: item.revokedAt as string | undefined,
     ...(item.synthetic === true ? { synthetic: true } : {}),
-    // The TTL attribute holds epoch seconds (lib/db/table.ts).
-    ...(typeof item[TTL_ATTRIBUTE] === "number"
-      ? { expiresAt: new Date(item[TTL_ATTRIBUTE] * 1000).toISOString() }
-      : {}),
+    // Epoch seconds, as the TTL attribute holds a time (lib/db/table.ts).
+    ...(typeof expiry === "number" ? { expiresAt: new Date(expiry * 1000).toISOString() } : {}),
+    ...(typeof item.scope === "string" ? { scope: item.scope as KeyScope } : {}),
+    ...(typeof item.replaces === "string" ? { replaces: item.replaces } : {}),
+    ...(typeof item.replacedBy === "string" ? { replacedBy: item.replacedBy } : {}),
+    ...(typeof item.revocationNote === "string" ? { revocationNote: item.revocationNote } : {}),
   };
 }
 
@@ -53,11 +66,15 @@ export class DynamoApiKeyStore implements ApiKeyStore {
             createdAt: record.createdAt,
             revokedAt: record.revokedAt,
             ...(record.synthetic ? { synthetic: true } : {}),
-            // In the table's TTL attribute, so that DynamoDB deletes an expired key's record by itself
-            // ("typically within two days of expiration; items that have expired and not been deleted
-            // will still show up in reads", https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html),
+            ...(record.scope === undefined ? {} : { scope: record.scope }),
+            ...(record.replaces === undefined ? {} : { replaces: record.replaces }),
+            // A synthetic key's in the table's TTL attribute, so that DynamoDB deletes its record by
+            // itself ("typically within two days of expiration; items that have expired and not been
+            // deleted will still show up in reads", https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html),
             // so the verifier checks the expiry itself.
-            ...(record.expiresAt === undefined ? {} : { [TTL_ATTRIBUTE]: epochSeconds(new Date(record.expiresAt)) }),
+            ...(record.expiresAt === undefined
+              ? {}
+              : { [expiryAttributeOf(record)]: epochSeconds(new Date(record.expiresAt)) }),
           },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
@@ -87,18 +104,44 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  async revoke(keyId: string, at: Date): Promise<boolean> {
+  async revoke(keyId: string, at: Date, note?: string): Promise<boolean> {
+    return this.updateById(keyId, {
+      UpdateExpression: `SET revokedAt = if_not_exists(revokedAt, :at)${note === undefined ? "" : ", revocationNote = if_not_exists(revocationNote, :note)"}`,
+      ExpressionAttributeValues: { ":at": at.toISOString(), ...(note === undefined ? {} : { ":note": note }) },
+    });
+  }
+
+  async markReplaced(keyId: string, replacement: string, expiresAt: Date): Promise<boolean> {
+    return this.updateById(keyId, (record) => {
+      const expiry = epochSeconds(expiresAt);
+      const own = record.expiresAt === undefined ? undefined : epochSeconds(new Date(record.expiresAt));
+      return {
+        UpdateExpression: "SET replacedBy = :replacement, #expiry = :expiry",
+        ExpressionAttributeNames: { "#expiry": expiryAttributeOf(record) },
+        ExpressionAttributeValues: {
+          ":replacement": replacement,
+          ":expiry": own === undefined ? expiry : Math.min(own, expiry),
+        },
+      };
+    });
+  }
+
+  /** Applies `update` to the key with id `keyId`; false when there is none (or it vanished meanwhile). */
+  private async updateById(
+    keyId: string,
+    update: UpdateParts | ((record: ApiKeyRecord) => UpdateParts),
+  ): Promise<boolean> {
     const record = (await this.list()).find((candidate) => candidate.keyId === keyId);
     if (!record) return false;
+    const parts = typeof update === "function" ? update(record) : update;
     try {
       await storeCall((options) =>
         this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: itemKeys.apiKey(record.keyHash),
-            UpdateExpression: "SET revokedAt = if_not_exists(revokedAt, :at)",
             ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeValues: { ":at": at.toISOString() },
+            ...parts,
           }),
           options,
         ),
@@ -110,3 +153,8 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     }
   }
 }
+
+type UpdateParts = Pick<
+  UpdateCommandInput,
+  "UpdateExpression" | "ExpressionAttributeNames" | "ExpressionAttributeValues"
+>;

@@ -60,6 +60,7 @@ export const errorCodes = [
   "invalid_request",
   "unauthorized",
   "forbidden",
+  "insufficient_scope",
   "not_found",
   "method_not_allowed",
   "gone",

@@ -10,8 +10,13 @@
  * | API key          | `APIKEY`                 | SHA-256 of the key, hex      |
  * | id counter       | `COUNTER`                | `pet`                        |
  * | idempotency rec. | `IDEMPOTENCY#<keyId>`    | the Idempotency-Key          |
+ * | key's last use   | `KEYUSE`                 | `<keyId>#<operationId>`      |
  *
- * Idempotency records and synthetic pets carry `expiresAt` (epoch seconds), the table's TTL
+ * A key's last use (lib/auth/keyUsage.ts) is one small item per key and operation in one partition,
+ * so that `keys list` and the deprecation report read all of them with one Query; a key and
+ * operation pair is written at most once a day, so the partition stays far below its write limit.
+ *
+ * Idempotency records, synthetic pets and synthetic keys' uses carry `expiresAt` (epoch seconds), the table's TTL
  * attribute. DynamoDB deletes expired items lazily (within days) and dynalite never does, so
  * readers treat an expired item as absent; TTL keeps the table from growing.
  *
@@ -88,6 +93,8 @@ export const itemKeys = {
   petStatusOf: (statusKey: string) => statusKey.slice(statusKey.lastIndexOf("#") + 1),
   apiKeyPartition: "APIKEY",
   apiKey: (keyHash: string) => ({ pk: "APIKEY", sk: keyHash }),
+  keyUsePartition: "KEYUSE",
+  keyUse: (keyId: string, operationId: string) => ({ pk: "KEYUSE", sk: `${keyId}#${operationId}` }),
   petIdCounter: { pk: "COUNTER", sk: "pet" },
   idempotency: (apiKeyId: string, idempotencyKey: string) => ({
     pk: `${IDEMPOTENCY_PARTITION_PREFIX}${apiKeyId}`,
@@ -109,6 +116,8 @@ export const tableAreas = {
   petIdCounter: { partitionKeys: [itemKeys.petIdCounter.pk] },
   idempotencyRecords: { partitionKeys: [`${IDEMPOTENCY_PARTITION_PREFIX}*`] },
   apiKeys: { partitionKeys: [itemKeys.apiKeyPartition] },
+  /** When each key last called each operation (lib/auth/keyUsage.ts). */
+  keyUses: { partitionKeys: [itemKeys.keyUsePartition] },
 } as const satisfies Record<string, { partitionKeys: readonly string[] } | { index: string }>;
 export type TableArea = keyof typeof tableAreas;
 

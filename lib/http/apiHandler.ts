@@ -9,6 +9,7 @@ import { bearerAuth } from "./middleware/bearerAuth";
 import { deprecationNotice, sunsetGate } from "./middleware/deprecation";
 import { errorResponse } from "./middleware/errorResponse";
 import { jsonBody } from "./middleware/jsonBody";
+import { keyUse } from "./middleware/keyUse";
 import { requestDeadline } from "./middleware/requestDeadline";
 import { requestHeaders } from "./middleware/requestHeaders";
 import { requestTelemetry } from "./middleware/requestTelemetry";
@@ -45,7 +46,8 @@ export function chainSteps(route: RouteDefinition, deps: Dependencies): ChainSte
     ...(route.deprecation ? [step("deprecationNotice", deprecationNotice(route.deprecation))] : []),
     step("errorResponse", errorResponse(telemetry.log)),
     step("requestHeaders", requestHeaders()),
-    step("bearerAuth", bearerAuth(deps.keys)),
+    step("bearerAuth", bearerAuth(deps.keys, route.scope)),
+    ...(deps.keyUses ? [step("keyUse", keyUse(route.operationId, deps.keyUses, deps.clock))] : []),
     ...(route.deprecation ? [step("sunsetGate", sunsetGate(route.deprecation, deps.clock))] : []),
     ...(route.jsonBody ? [step("jsonBody", jsonBody({ maxBytes: MAX_BODY_BYTES }))] : []),
   ];

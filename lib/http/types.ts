@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import type { Principal } from "../auth/apiKeys";
+import type { KeyUseRecorder } from "../auth/keyUsage";
 import type { ApiKeyVerifier } from "../auth/verifier";
 import type { Deadline } from "../db/deadline";
 import type { Telemetry } from "../observability/telemetry";
@@ -38,6 +39,8 @@ export interface ApiResult {
 export interface Dependencies {
   readonly pets: PetRepository;
   readonly keys: ApiKeyVerifier;
+  /** Records each key's use per operation and day (lib/auth/keyUsage.ts); tests may leave it out. */
+  readonly keyUses?: KeyUseRecorder;
   readonly clock: () => Date;
   /** Request logs and metrics; without it, only errors are logged (to stderr). */
   readonly telemetry?: Telemetry;

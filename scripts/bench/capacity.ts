@@ -354,6 +354,7 @@ const AREA_NAMES: Record<TableArea, string> = {
   petIdCounter: "id counter item (`COUNTER`)",
   idempotencyRecords: "one API key's idempotency partition",
   apiKeys: "`APIKEY` partition",
+  keyUses: "`KEYUSE` partition, one key and operation's item",
 };
 /** Areas whose partition is one client's (an API key's) rather than the stage's. */
 const PER_CLIENT_AREAS: readonly TableArea[] = ["idempotencyRecords"];

@@ -38,7 +38,8 @@ import {
 } from "../../functions/createPet";
 import { createHandler as createGetPet, getPetOperation } from "../../functions/getPet";
 import { createHandler as createListPets, listPetsOperation } from "../../functions/listPets";
-import { type ApiKeyRecord, type ApiKeyStore, issueApiKey } from "../../lib/auth/apiKeys";
+import { issueApiKey } from "../../lib/auth/apiKeys";
+import { InMemoryApiKeyStore } from "../../lib/auth/inMemoryApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { loadRuntimeConfig, type StageName } from "../../lib/config";
 import type { Pet, PetStatus } from "../../lib/contract/schemas";
@@ -224,23 +225,6 @@ function equalContentPowertools(operationId: OperationId, bare: Bare) {
     .use(logMetrics(metrics)) as unknown as (event: ApiEvent, context: Context) => Promise<ProxyAnswer>;
 }
 
-/** Keys in a Map: the verifier (hashing, shape check, cache) is the real one; a lookup heeds the deadline. */
-class InMemoryKeyStore implements ApiKeyStore {
-  private readonly records = new Map<string, ApiKeyRecord>();
-  findByHash(keyHash: string, deadline?: Deadline) {
-    return storeCall(async () => this.records.get(keyHash), deadline);
-  }
-  async save(record: ApiKeyRecord) {
-    this.records.set(record.keyHash, record);
-  }
-  async list() {
-    return [...this.records.values()];
-  }
-  async revoke() {
-    return false;
-  }
-}
-
 /**
  * The in-memory repository with each call made through storeCall with the request's deadline, as
  * lib/pets/repository.ts makes each DynamoDB call: it reads `deadline.signal` (arming the deadline
@@ -323,7 +307,7 @@ interface BenchDependencies {
 }
 
 async function dependencies(telemetry?: Telemetry): Promise<BenchDependencies> {
-  const store = new InMemoryKeyStore();
+  const store = new InMemoryApiKeyStore();
   const { key, record } = await issueApiKey(store, stage, "bench");
   const pets = new DeadlinePetRepository();
   const statuses: PetStatus[] = ["available", "pending", "sold"];
@@ -410,7 +394,7 @@ function operationEvent(text: string, keyId: string): ApiEvent {
     ...event,
     ...pickChainHeaders(event),
     body: event.body ? JSON.parse(event.body) : null,
-    principal: { keyId },
+    principal: { keyId, scope: "write" },
   };
 }
 

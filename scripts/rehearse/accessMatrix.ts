@@ -53,6 +53,7 @@ const partitions = (area: keyof typeof tableAreas): readonly string[] => {
 };
 const PETS = [...partitions("pets"), ...partitions("syntheticPets")];
 const API_KEYS = partitions("apiKeys");
+const KEY_USES = partitions("keyUses");
 
 /** What Lambda does with every function's role: write the function's logs and, with active tracing, its traces. */
 function runsFunction(name: string, role: string, logs: string): AccessRow[] {
@@ -78,7 +79,7 @@ function runsFunction(name: string, role: string, logs: string): AccessRow[] {
   ];
 }
 
-/** An API operation's function: read the caller's key record, and only that of the APIKEY partition. */
+/** An API operation's function: read the caller's key record (APIKEY partition) and record its use (KEYUSE). */
 function apiFunction(operation: string, method: string, path: string): AccessRow[] {
   const role = `PetStore/${operation}Role`;
   return [
@@ -89,6 +90,13 @@ function apiFunction(operation: string, method: string, path: string): AccessRow
       resources: [TABLE],
       partitions: API_KEYS,
       reason: "looks up the bearer key's hash (lib/auth/dynamoApiKeyStore.ts); never writes a key record",
+    },
+    {
+      principal: { role },
+      actions: ["dynamodb:UpdateItem"],
+      resources: [TABLE],
+      partitions: KEY_USES,
+      reason: "records the day's first use of a key for its operation (lib/auth/dynamoKeyUsageStore.ts)",
     },
     {
       principal: { service: "apigateway.amazonaws.com" },

@@ -163,6 +163,7 @@ describe("the handlers' own output", () => {
         }),
       save: async () => undefined,
       list: async () => [],
+      markReplaced: async () => false,
       revoke: async () => false,
     };
     const failingPets: PetRepository = {

@@ -5,8 +5,11 @@ import { InMemoryIdempotencyStore } from "../../lib/idempotency/inMemoryStore";
 import { InMemoryPetRepository } from "../../lib/pets/inMemoryRepository";
 
 /** A verifier that knows exactly one token, for unit tests that are not about keys. */
-export function singleKeyVerifier(validToken: string, principal: Principal = { keyId: "key_test" }): ApiKeyVerifier {
-  return { verify: async (token) => (token === validToken ? principal : undefined) };
+export function singleKeyVerifier(
+  validToken: string,
+  principal: Principal = { keyId: "key_test", scope: "write" },
+): ApiKeyVerifier {
+  return { verify: async (token) => (token === validToken ? principal : { refused: "invalid" }) };
 }
 
 export function fakeDependencies(

@@ -34,6 +34,7 @@ function storeWith(key: string) {
     save: async () => undefined,
     list: async () => [record],
     revoke: async () => false,
+    markReplaced: async () => false,
   };
   return store;
 }

@@ -9,32 +9,11 @@ import {
   issueApiKey,
   stageOfKey,
 } from "../../lib/auth/apiKeys";
+import { InMemoryApiKeyStore } from "../../lib/auth/inMemoryApiKeyStore";
 import { createApiKeyVerifier, KEY_CACHE_TTL_MS } from "../../lib/auth/verifier";
 import { stages } from "../../lib/config";
 
-class MemoryKeyStore implements ApiKeyStore {
-  readonly records = new Map<string, ApiKeyRecord>();
-  lookups = 0;
-  async findByHash(keyHash: string) {
-    this.lookups += 1;
-    return this.records.get(keyHash);
-  }
-  async save(record: ApiKeyRecord) {
-    this.records.set(record.keyHash, record);
-  }
-  async list() {
-    return [...this.records.values()];
-  }
-  async revoke(keyId: string, at: Date) {
-    for (const [hash, record] of this.records) {
-      if (record.keyId === keyId) {
-        this.records.set(hash, { ...record, revokedAt: at.toISOString() });
-        return true;
-      }
-    }
-    return false;
-  }
-}
+class MemoryKeyStore extends InMemoryApiKeyStore {}
 
 describe("API key format", () => {
   it("names its environment in a prefix and carries 43 base62 characters (over 128 bits)", () => {

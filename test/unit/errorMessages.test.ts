@@ -25,6 +25,7 @@ const emptyStore: ApiKeyStore = {
   save: async () => undefined,
   list: async () => [],
   revoke: async () => false,
+  markReplaced: async () => false,
 };
 
 function messageOf(response: TestResponse): string {

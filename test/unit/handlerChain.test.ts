@@ -75,9 +75,11 @@ describe("bearer authentication", () => {
   });
 
   it("judges a key the verifier answers for at once as one it has to look up", async () => {
-    const principal = { keyId: "key_at_once" };
+    const principal = { keyId: "key_at_once", scope: "write" } as const;
     const atOnce = createListPets(
-      fakeDependencies(token, { keys: { verify: (candidate) => (candidate === token ? principal : undefined) } }),
+      fakeDependencies(token, {
+        keys: { verify: (candidate) => (candidate === token ? principal : { refused: "invalid" }) },
+      }),
     );
     const lookedUp = createListPets(fakeDependencies(token, { keys: singleKeyVerifier(token, principal) }));
 
@@ -293,7 +295,7 @@ describe("the request's deadline", () => {
       keys: {
         verify: async (candidate, deadline) => {
           seen.verify = deadline;
-          return candidate === token ? { keyId: "key_test" } : undefined;
+          return candidate === token ? { keyId: "key_test", scope: "write" } : { refused: "invalid" };
         },
       },
     });
@@ -383,7 +385,7 @@ describe("createPet with Idempotency-Key", () => {
 
   it("keeps keys of different API keys apart", async () => {
     const deps = fakeDependencies(token);
-    const otherDeps = { ...deps, keys: singleKeyVerifier(token, { keyId: "key_other" }) };
+    const otherDeps = { ...deps, keys: singleKeyVerifier(token, { keyId: "key_other", scope: "write" }) };
 
     await post(deps, { name: "Rex", categoryId: 1 }, { "Idempotency-Key": "abc" });
     const fromOther = await post(otherDeps, { name: "Rex", categoryId: 1 }, { "Idempotency-Key": "abc" });

@@ -22,7 +22,7 @@ describe("request telemetry", () => {
     const key = generateApiKey("local");
     const { lines, telemetry } = capturedTelemetry();
     const listPets = createListPets(
-      fakeDependencies(key, { keys: singleKeyVerifier(key, { keyId: "key_visible" }), telemetry }),
+      fakeDependencies(key, { keys: singleKeyVerifier(key, { keyId: "key_visible", scope: "write" }), telemetry }),
     );
 
     const first = await invoke(listPets, { path: "/pets", headers: bearer(key) });

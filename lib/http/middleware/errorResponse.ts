@@ -5,6 +5,7 @@ import {
   GoneError,
   IdempotencyKeyInProgressError,
   IdempotencyKeyReusedError,
+  InsufficientScopeError,
   MethodNotAllowedError,
   PayloadTooLargeError,
   PetNotFoundError,
@@ -35,6 +36,11 @@ export function toErrorResult(error: unknown): ApiResult {
   if (error instanceof UnauthorizedError) {
     const challenge = error.tokenSent ? `${UNAUTHORIZED_CHALLENGE}, error="invalid_token"` : UNAUTHORIZED_CHALLENGE;
     return errorResult(401, "unauthorized", error.message, { "WWW-Authenticate": challenge });
+  }
+  if (error instanceof InsufficientScopeError) {
+    return errorResult(403, "insufficient_scope", error.message, {
+      "WWW-Authenticate": `${UNAUTHORIZED_CHALLENGE}, error="insufficient_scope", scope="${error.required}"`,
+    });
   }
   if (error instanceof PetNotFoundError || error instanceof RouteNotFoundError) {
     return errorResult(404, "not_found", error.message);

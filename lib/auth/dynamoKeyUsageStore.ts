@@ -1,0 +1,76 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { Deadline } from "../db/deadline";
+import { storeCall } from "../db/storeErrors";
+import { epochSeconds, itemKeys, TTL_ATTRIBUTE } from "../db/table";
+import { SYNTHETIC_KEY_LIFETIME_SECONDS } from "./apiKeys";
+import type { KeyUsageStore, KeyUse } from "./keyUsage";
+
+export class DynamoKeyUsageStore implements KeyUsageStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async recordUse(use: KeyUse, options: { synthetic?: boolean; deadline?: Deadline } = {}): Promise<boolean> {
+    // A synthetic key lives a month at most (lib/auth/apiKeys.ts): its uses go with it, by TTL.
+    const expiry = options.synthetic
+      ? epochSeconds(new Date(Date.parse(use.lastUsedOn) + SYNTHETIC_KEY_LIFETIME_SECONDS * 1000 * 2))
+      : undefined;
+    try {
+      await storeCall(
+        (callOptions) =>
+          this.client.send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: itemKeys.keyUse(use.keyId, use.operationId),
+              UpdateExpression: `SET keyId = :keyId, operationId = :operationId, lastUsedOn = :day${expiry === undefined ? "" : ", #ttl = :ttl"}`,
+              // Only a later day moves it: racing containers change the item once a day, and a late
+              // write of yesterday never hides today's.
+              ConditionExpression: "attribute_not_exists(lastUsedOn) OR lastUsedOn < :day",
+              ...(expiry === undefined ? {} : { ExpressionAttributeNames: { "#ttl": TTL_ATTRIBUTE } }),
+              ExpressionAttributeValues: {
+                ":keyId": use.keyId,
+                ":operationId": use.operationId,
+                ":day": use.lastUsedOn,
+                ...(expiry === undefined ? {} : { ":ttl": expiry }),
+              },
+            }),
+            callOptions,
+          ),
+        options.deadline,
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async list(): Promise<KeyUse[]> {
+    const uses: KeyUse[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const result = await storeCall((options) =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: "pk = :pk",
+            ExpressionAttributeValues: { ":pk": itemKeys.keyUsePartition },
+            ExclusiveStartKey: startKey,
+          }),
+          options,
+        ),
+      );
+      for (const item of result.Items ?? []) {
+        uses.push({
+          keyId: item.keyId as string,
+          operationId: item.operationId as string,
+          lastUsedOn: item.lastUsedOn as string,
+        });
+      }
+      startKey = result.LastEvaluatedKey;
+    } while (startKey);
+    return uses;
+  }
+}
