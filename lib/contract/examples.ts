@@ -10,6 +10,7 @@
  * are ones the API issues (cursors carry a fixed integrity key, see lib/pets/cursor.ts).
  */
 
+import type { ApiKeyVerifier, KeyVerdict } from "../auth/verifier";
 import { RETRY_AFTER_SECONDS } from "../db/storeErrors";
 import {
   GoneError,
@@ -23,12 +24,14 @@ import {
   UnsupportedMediaTypeError,
 } from "../errors";
 import { type EdgeError, edgeErrors } from "../http/edgeErrors";
+import { bearerAuth } from "../http/middleware/bearerAuth";
 import { toErrorResult } from "../http/middleware/errorResponse";
+import type { ApiEvent } from "../http/types";
 import { nextPageLink, petLocation } from "../http/resourceLinks";
 import { encodeCursor } from "../pets/cursor";
 import { IN_PROGRESS_RETRY_AFTER_SECONDS } from "../pets/idempotentCreate";
 import { type OperationId, routes } from "../routes";
-import type { ErrorStatus } from "./openapi";
+import { type ErrorStatus, refusesSomeScope } from "./openapi";
 import {
   type ErrorBody,
   listLimitSchema,
@@ -116,6 +119,20 @@ const allowedMethods = (operationId: OperationId) =>
     .filter((route) => route.path === routes[operationId].path)
     .map((route) => route.method);
 
+/** When the example expired key expired: an expiry as keys store it (whole seconds, ISO 8601). */
+export const keyExpiryExample = "2026-12-01T00:00:00.000Z";
+
+/**
+ * The error the API's own authentication (lib/http/middleware/bearerAuth.ts) throws for
+ * `operationId` when the key's verdict is `verdict`. The token is never in the answer.
+ */
+function authenticationFailure(operationId: OperationId, verdict: KeyVerdict): () => unknown {
+  const verifier: ApiKeyVerifier = { stage: "local", verify: () => verdict };
+  const event = { headers: { authorization: "Bearer example-token" } } as unknown as ApiEvent;
+  const middleware = bearerAuth(verifier, routes[operationId].scope);
+  return () => middleware.before?.({ event } as Parameters<NonNullable<typeof middleware.before>>[0]);
+}
+
 /** Every error answer an operation documents, with one or more real examples of it. */
 function errorAnswers(operationId: OperationId, status: ErrorStatus): Record<string, Example<ErrorAnswer>> {
   switch (status) {
@@ -144,9 +161,24 @@ function errorAnswers(operationId: OperationId, status: ErrorStatus): Record<str
       return {
         missingKey: { summary: "No `Authorization` header", value: answerTo(new UnauthorizedError(false)) },
         invalidKey: { summary: "A key that is unknown or revoked", value: answerTo(new UnauthorizedError(true)) },
+        expiredKey: {
+          summary: "A key past its expiry (e.g. a rotated key after the overlap)",
+          value: answerWhen(authenticationFailure(operationId, { refused: "expired", expiredAt: keyExpiryExample })),
+        },
       };
-    case 403:
-      return { firewall: { summary: "Refused by the edge firewall", value: edgeAnswer(edgeErrors.forbidden) } };
+    case 403: {
+      const firewall = { summary: "Refused by the edge firewall", value: edgeAnswer(edgeErrors.forbidden) };
+      // First where the API answers it: the first example's headers are the documented headers' examples.
+      return !refusesSomeScope(routes[operationId])
+        ? { firewall }
+        : {
+            insufficientScope: {
+              summary: "A read key on an operation that needs write",
+              value: answerWhen(authenticationFailure(operationId, { keyId: "example", scope: "read" })),
+            },
+            firewall,
+          };
+    }
     case 404:
       return { noSuchPet: { summary: "No animal has this id", value: answerTo(new PetNotFoundError(42)) } };
     case 405:

@@ -5,6 +5,13 @@
  * Only tooling imports this (the local server, `npm run docs`, the contract tests): the Lambda
  * handlers never do, so it costs nothing at cold start.
  */
+import {
+  DEFAULT_ROTATION_OVERLAP_SECONDS,
+  type KeyScope,
+  keyScopes,
+  SYNTHETIC_KEY_LIFETIME_SECONDS,
+  scopeAllows,
+} from "../auth/apiKeys";
 import { deprecationHeaders } from "../http/middleware/deprecation";
 import { UNAUTHORIZED_CHALLENGE } from "../http/middleware/errorResponse";
 import { COMMON_HEADERS } from "../http/middleware/responseEnvelope";
@@ -57,23 +64,38 @@ export interface OpenApiDocument extends JsonObject {
   };
 }
 
-/** The one code each status answers with (docs/api.md, "Errors"). */
-export const errorCodeByStatus = {
-  400: "invalid_request",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  405: "method_not_allowed",
-  409: "idempotency_key_in_progress",
-  410: "gone",
-  413: "payload_too_large",
-  415: "unsupported_media_type",
-  422: "idempotency_key_reused",
-  429: "too_many_requests",
-  500: "internal_error",
-  503: "service_unavailable",
-} as const satisfies Record<number, ErrorCode>;
-export type ErrorStatus = keyof typeof errorCodeByStatus;
+/**
+ * The codes each status answers with (docs/api.md, "Errors"): one each, except 403, which is
+ * `forbidden` from the edge firewall or `insufficient_scope` from the API (a key whose scope does not
+ * cover the operation). Each code has exactly one status.
+ */
+export const errorCodesByStatus = {
+  400: ["invalid_request"],
+  401: ["unauthorized"],
+  403: ["forbidden", "insufficient_scope"],
+  404: ["not_found"],
+  405: ["method_not_allowed"],
+  409: ["idempotency_key_in_progress"],
+  410: ["gone"],
+  413: ["payload_too_large"],
+  415: ["unsupported_media_type"],
+  422: ["idempotency_key_reused"],
+  429: ["too_many_requests"],
+  500: ["internal_error"],
+  503: ["service_unavailable"],
+} as const satisfies Record<number, readonly [ErrorCode, ...ErrorCode[]]>;
+export type ErrorStatus = keyof typeof errorCodesByStatus;
+
+/** True when some key's scope does not cover `route`'s, so that the API may answer it 403 `insufficient_scope`. */
+export function refusesSomeScope(route: Pick<RouteDefinition, "scope">): boolean {
+  return keyScopes.some((granted) => !scopeAllows(granted, route.scope));
+}
+
+/** The codes `route` may answer with `status`: a 403 is `insufficient_scope` only where some key lacks the route's scope. */
+export function errorCodesOf(route: Pick<RouteDefinition, "scope">, status: ErrorStatus): readonly ErrorCode[] {
+  const codes: readonly ErrorCode[] = errorCodesByStatus[status];
+  return codes.filter((code) => code !== "insufficient_scope" || refusesSomeScope(route));
+}
 
 const SECURITY_SCHEME = "bearerAuth";
 
@@ -166,7 +188,7 @@ function componentHeaders(): Record<string, JsonObject> {
     },
     "WWW-Authenticate": {
       description:
-        'The bearer challenge (RFC 6750): `error="invalid_token"` is added when a token was sent but is not a valid key.',
+        'The bearer challenge (RFC 6750): `error="invalid_token"` is added when a token was sent but is not a valid key (unknown, revoked, expired, or of another environment).',
       required: true,
       schema: {
         type: "string",
@@ -205,8 +227,8 @@ function deprecationResponseHeaders(deprecation: Deprecation, required: boolean)
 
 const errorDescriptions: Record<ErrorStatus, string> = {
   400: "The request is malformed or a parameter or field is not valid; `message` starts with its name (`limit: …`).",
-  401: "The API key is missing, malformed, unknown, revoked or of another environment. Checked before anything else.",
-  403: "Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. The service itself never answers 403.",
+  401: "The API key is missing, malformed, unknown, revoked, expired (the message says when) or of another environment. Checked before anything else.",
+  403: "Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. Every key's scope covers this operation, so the service itself never answers it 403.",
   404: "Not found.",
   405: "Not answered by this operation: the path exists, but not with the method used.",
   409: "A request with the same `Idempotency-Key` is still in flight; retry after `Retry-After` seconds.",
@@ -222,6 +244,8 @@ const errorDescriptions: Record<ErrorStatus, string> = {
 interface ErrorResponseOptions {
   /** The operation answering: its examples are its own. */
   readonly operationId: OperationId;
+  /** The codes this answer may carry; by default every code of its status. */
+  readonly codes?: readonly ErrorCode[];
   readonly description?: string;
   readonly headers?: Record<string, JsonObject>;
 }
@@ -232,6 +256,42 @@ interface ErrorResponseOptions {
  */
 const edgeStatuses: readonly ErrorStatus[] = [403, 413, 429];
 
+/** The escaped scope names, as a regular expression's alternatives. */
+const scopePattern = keyScopes.map(escapeRegExp).join("|");
+
+/**
+ * A 403 of an operation some keys may not call: the edge firewall's `forbidden`, or the API's
+ * `insufficient_scope` (RFC 6750 §3.1), which carries the challenge naming the scope needed.
+ */
+function insufficientScopeResponse(
+  route: RouteDefinition & { readonly operationId: OperationId },
+  headers: Record<string, JsonObject>,
+): JsonObject {
+  return errorResponse(403, {
+    operationId: route.operationId,
+    description: [
+      `The API key's scope does not cover this operation, which needs \`${route.scope}\` (\`insufficient_scope\`, answered before`,
+      "the request body is read, with `WWW-Authenticate` naming the scope needed); or the edge firewall refused the",
+      "request (`forbidden`, without `WWW-Authenticate` or `X-Request-Id`): it matched a rule against known attack",
+      "patterns, or came from an address on a threat list.",
+    ].join(" "),
+    codes: errorCodesOf(route, 403),
+    headers: {
+      ...headers,
+      "WWW-Authenticate": {
+        description:
+          'The bearer challenge (RFC 6750 §3.1) with `error="insufficient_scope"` and the scope the operation needs; absent when the edge firewall answered.',
+        required: false,
+        schema: {
+          type: "string",
+          pattern: `^${escapeRegExp(`${UNAUTHORIZED_CHALLENGE}, error="insufficient_scope", scope="`)}(${scopePattern})"$`,
+        },
+        example: errorHeaderExamples(route.operationId, 403)["WWW-Authenticate"] as string,
+      },
+    },
+  });
+}
+
 const requestIdFromEdge: JsonObject = {
   description:
     "Identifies this request in the service's logs; quote it when reporting a problem. Absent when the edge firewall answered.",
@@ -240,8 +300,9 @@ const requestIdFromEdge: JsonObject = {
   example: requestIdExample,
 };
 
-/** The Error body narrowed to the one code and status this answer carries. */
+/** The Error body narrowed to the code (or codes) and the status this answer carries. */
 function errorResponse(status: ErrorStatus, options: ErrorResponseOptions): JsonObject {
+  const codes: readonly ErrorCode[] = options.codes ?? errorCodesByStatus[status];
   const needsRetryAfter = status === 409 || status === 429 || status === 503;
   return {
     description: options.description ?? errorDescriptions[status],
@@ -259,7 +320,10 @@ function errorResponse(status: ErrorStatus, options: ErrorResponseOptions): Json
             { $ref: schemaRef("Error") },
             {
               type: "object",
-              properties: { code: { const: errorCodeByStatus[status] }, status: { const: status } },
+              properties: {
+                code: codes.length === 1 ? { const: codes[0] as ErrorCode } : { enum: codes },
+                status: { const: status },
+              },
             },
           ],
         },
@@ -293,6 +357,10 @@ function operationResponses(
     // The handler adds the deprecation headers to every answer it gives; the gateway's and the firewall's own lack them.
     const alwaysFromHandler = status !== 403 && status !== 429 && status < 500;
     const headers = route.deprecation ? deprecationResponseHeaders(route.deprecation, alwaysFromHandler) : {};
+    if (status === 403 && refusesSomeScope(route)) {
+      responses[status] = insufficientScopeResponse(route, headers);
+      continue;
+    }
     responses[status] = errorResponse(status, {
       operationId: route.operationId,
       headers,
@@ -340,7 +408,7 @@ function listPetsOperation(allowedMethods: readonly string[]): JsonObject {
       "**Consistency.** An unfiltered list is strongly consistent (an animal is listed as soon as its 201",
       "is sent); a `status`-filtered list is eventually consistent, normally within a second.",
     ].join("\n"),
-    security: [{ [SECURITY_SCHEME]: [] }],
+    security: securityOf(route),
     parameters: [
       {
         name: "limit",
@@ -410,7 +478,7 @@ function createPetOperation(allowedMethods: readonly string[]): JsonObject {
       "answers the original 201 and creates nothing; the same key with another body is a 422; a",
       "retry while the first request is still in flight is a 409. Failed creates are not remembered.",
     ].join("\n"),
-    security: [{ [SECURITY_SCHEME]: [] }],
+    security: securityOf(route),
     parameters: [
       {
         name: "Idempotency-Key",
@@ -470,7 +538,7 @@ function getPetOperation(allowedMethods: readonly string[]): JsonObject {
       `\`Link: <${deprecation.successor}>; rel="successor-version"\`; from the sunset on it answers 410 \`gone\`.`,
     ].join("\n"),
     deprecated: true,
-    security: [{ [SECURITY_SCHEME]: [] }],
+    security: securityOf(route),
     parameters: [
       {
         name: "petId",
@@ -517,10 +585,47 @@ function buildPaths(): Record<string, Record<string, JsonObject>> {
   return paths;
 }
 
-const errorCodeTable = Object.entries(errorCodeByStatus)
-  .map(([status, code]) => `| ${status} | \`${code}\` |`)
+const errorCodeTable = Object.entries(errorCodesByStatus)
+  .map(([status, codes]) => `| ${status} | ${codes.map((code) => `\`${code}\``).join(", ")} |`)
   .join("\n");
 
+/**
+ * An operation's security requirement: a bearer key with the route's scope. OpenAPI 3.1 lets a
+ * requirement on a non-OAuth scheme list role names ("Security Requirement Object":
+ * https://spec.openapis.org/oas/v3.1.1.html#security-requirement-object); the API's are the key scopes.
+ */
+function securityOf(route: RouteDefinition): readonly JsonObject[] {
+  return [{ [SECURITY_SCHEME]: [route.scope] }];
+}
+
+const days = (seconds: number) => `${seconds / 86_400} days`;
+
+/** Which operations each scope may call, from the route table: "`read`: listPets, getPet". */
+function scopeLines(): string[] {
+  return keyScopes.map((scope: KeyScope) => {
+    const allowed = Object.values(routes).filter((route) => scopeAllows(scope, route.scope));
+    return `- \`${scope}\`: ${allowed.map((route) => `\`${route.operationId}\``).join(", ")}`;
+  });
+}
+
+/** How keys work, for the document's introduction and its security scheme. */
+function keyRules(): string[] {
+  return [
+    "Each key has a scope, which decides the operations it may call:",
+    "",
+    ...scopeLines(),
+    "",
+    "Keys made before scopes existed are `write` keys. A key whose scope does not cover an operation gets 403",
+    '`insufficient_scope` with `WWW-Authenticate: Bearer realm="pets", error="insufficient_scope", scope="<needed>"`',
+    "(RFC 6750 §3.1), before the request body is read.",
+    "",
+    "A key may expire (synthetic keys after",
+    `${days(SYNTHETIC_KEY_LIFETIME_SECONDS)}); from its expiry on it gets 401 \`unauthorized\` with \`error="invalid_token"\` and a`,
+    "message saying when it expired. When a key is rotated, its replacement works at once and the old key keeps",
+    `working for an overlap (${days(DEFAULT_ROTATION_OVERLAP_SECONDS)} unless the operator chose otherwise), then expires: switch to`,
+    "the new key within the overlap.",
+  ];
+}
 function infoDescription(): string {
   return [
     "An HTTP and JSON interface to a store of animals: list them, add one, and fetch one by id (deprecated).",
@@ -531,6 +636,8 @@ function infoDescription(): string {
     "## Authentication",
     "Every operation needs `Authorization: Bearer <API key>` (scheme case-insensitive). Authentication is",
     "checked first: an unauthenticated request is a 401 even when it is also malformed.",
+    "",
+    ...keyRules(),
     "",
     "## Errors",
     "Every non-2xx answer, including those the gateway gives itself, is the `Error` object with",
@@ -617,8 +724,12 @@ export function buildOpenApiDocument(options: { readonly localBaseUrl?: string }
           type: "http",
           scheme: "bearer",
           bearerFormat: "petstore_<stage>_<43 letters and digits>",
-          description:
+          description: [
             "An API key as the bearer token. Keys are per environment (`local`, `staging`, `prod` in the prefix), shown once when created, and revoked keys stop working within 60 seconds.",
+            "Each operation's security requirement names the scope it needs.",
+            "",
+            ...keyRules(),
+          ].join("\n"),
         },
       },
     },

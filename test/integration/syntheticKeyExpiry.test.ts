@@ -1,7 +1,8 @@
 /**
  * Synthetic keys, against dynalite: their text says they are synthetic, their record expires (in
  * the table's TTL attribute, and refused by the verifier from that instant, cache included), and
- * a key whose text claims synthetic is refused unless its record agrees. Ordinary keys never expire.
+ * a key whose text claims synthetic is refused unless its record agrees. Ordinary keys expire only when
+ * given an expiry (test/integration/keyLifecycle.test.ts).
  */
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
@@ -53,7 +54,7 @@ describe("a synthetic key's text", () => {
     });
     const verifier = createApiKeyVerifier(store(), "local");
 
-    expect(await verifier.verify(forged)).toBeUndefined();
+    expect(await verifier.verify(forged)).toEqual({ refused: "invalid" });
   });
 });
 
@@ -77,22 +78,22 @@ describe("a synthetic key's expiry", () => {
     const before = createApiKeyVerifier(store(), "local", () => EXPIRY_MS - 1);
     const at = createApiKeyVerifier(store(), "local", () => EXPIRY_MS);
 
-    expect(await before.verify(key)).toEqual({ keyId: record.keyId, synthetic: true });
+    expect(await before.verify(key)).toEqual({ keyId: record.keyId, scope: "write", synthetic: true });
     // The record is still in the table (DynamoDB deletes it days later, dynalite never): refused all the same.
     expect(await store().findByHash(record.keyHash)).toBeDefined();
-    expect(await at.verify(key)).toBeUndefined();
+    expect(await at.verify(key)).toEqual({ refused: "expired", expiredAt: record.expiresAt });
   });
 
   it("is not outlived by the verifier's cache", async () => {
     const { key, record } = await issueApiKey(store(), "local", "smoke", { synthetic: true, now: ISSUED });
     let now = EXPIRY_MS - KEY_CACHE_TTL_MS / 2;
     const verifier = createApiKeyVerifier(store(), "local", () => now);
-    expect(await verifier.verify(key)).toEqual({ keyId: record.keyId, synthetic: true });
+    expect(await verifier.verify(key)).toEqual({ keyId: record.keyId, scope: "write", synthetic: true });
 
     now = EXPIRY_MS;
 
     // Within what would be the cache's 30 s, but past the key's expiry.
-    expect(await verifier.verify(key)).toBeUndefined();
+    expect(await verifier.verify(key)).toEqual({ refused: "expired", expiredAt: record.expiresAt });
   });
 
   it("can be chosen for a key, and is absent for a key whose life a stack manages", async () => {
@@ -112,7 +113,7 @@ describe("a synthetic key's expiry", () => {
 });
 
 describe("an ordinary key", () => {
-  it("never expires: no TTL attribute, accepted however late", async () => {
+  it("given no expiry never expires: no TTL attribute, accepted however late", async () => {
     const { key, record } = await issueApiKey(store(), "local", "mobile app", { now: ISSUED });
     const verifier = createApiKeyVerifier(store(), "local", () => EXPIRY_MS * 10);
 
@@ -122,7 +123,7 @@ describe("an ordinary key", () => {
 
     expect(item.Item).not.toHaveProperty(TTL_ATTRIBUTE);
     expect(record.expiresAt).toBeUndefined();
-    expect(await verifier.verify(key)).toEqual({ keyId: record.keyId });
+    expect(await verifier.verify(key)).toEqual({ keyId: record.keyId, scope: "write" });
   });
 
   it("keeps working when its record was made before the synthetic mark existed and is synthetic", async () => {
@@ -143,6 +144,7 @@ describe("an ordinary key", () => {
 
     expect(await createApiKeyVerifier(store(), "local").verify(key)).toEqual({
       keyId: "key_generation1",
+      scope: "write",
       synthetic: true,
     });
   });

@@ -69,9 +69,9 @@ describe("checking a token of unusual length or content", () => {
     const store = storeWith(generateApiKey("local"));
     const verifier = createApiKeyVerifier(store, "local");
 
-    const principal = await verifier.verify(token);
+    const verdict = await verifier.verify(token);
 
-    expect(principal).toBeUndefined();
+    expect(verdict).toEqual({ refused: "invalid" });
     expect(() => hasApiKeyShape(token, "local")).not.toThrow();
     expect(() => hashApiKey(token)).not.toThrow();
     expect(store.lookups).toEqual([]);
@@ -83,14 +83,14 @@ describe("checking a token of unusual length or content", () => {
 
     await fc.assert(
       fc.asyncProperty(anyToken, async (token) => {
-        const principal = await verifier.verify(token);
+        const verdict = await verifier.verify(token);
 
-        expect(principal).toEqual(token === key ? { keyId: "key_only" } : undefined);
+        expect(verdict).toEqual(token === key ? { keyId: "key_only", scope: "write" } : { refused: "invalid" });
         expect(hashApiKey(token)).toMatch(/^[0-9a-f]{64}$/);
       }),
       { numRuns: RUNS },
     );
-    expect(await verifier.verify(key)).toEqual({ keyId: "key_only" });
+    expect(await verifier.verify(key)).toEqual({ keyId: "key_only", scope: "write" });
   });
 
   it("answers 401, never 500, to any such token sent as a bearer credential", async () => {

@@ -64,11 +64,11 @@ describe("API key verification", () => {
     const { key, record } = await issueApiKey(store, "local", "ci");
     const verifier = createApiKeyVerifier(store, "local");
 
-    expect(await verifier.verify(key)).toEqual({ keyId: record.keyId });
-    expect(await verifier.verify(generateApiKey("local"))).toBeUndefined();
-    expect(await verifier.verify(generateApiKey("prod"))).toBeUndefined();
-    expect(await verifier.verify("")).toBeUndefined();
-    expect(await verifier.verify("x".repeat(100_000))).toBeUndefined();
+    expect(await verifier.verify(key)).toEqual({ keyId: record.keyId, scope: "write" });
+    expect(await verifier.verify(generateApiKey("local"))).toEqual({ refused: "invalid" });
+    expect(await verifier.verify(generateApiKey("prod"))).toEqual({ refused: "invalid" });
+    expect(await verifier.verify("")).toEqual({ refused: "invalid" });
+    expect(await verifier.verify("x".repeat(100_000))).toEqual({ refused: "invalid" });
   });
 
   it("does not read the store for tokens that cannot be keys", async () => {
@@ -99,10 +99,10 @@ describe("API key verification", () => {
 
     const first = verifier.verify(key);
     expect(first).toBeInstanceOf(Promise);
-    expect(await first).toEqual({ keyId: record.keyId });
+    expect(await first).toEqual({ keyId: record.keyId, scope: "write" });
 
-    expect(verifier.verify(key)).toEqual({ keyId: record.keyId });
-    expect(verifier.verify("not-a-key")).toBeUndefined();
+    expect(verifier.verify(key)).toEqual({ keyId: record.keyId, scope: "write" });
+    expect(verifier.verify("not-a-key")).toEqual({ refused: "invalid" });
     expect(store.lookups).toBe(1);
   });
 
@@ -111,12 +111,12 @@ describe("API key verification", () => {
     const { key, record } = await issueApiKey(store, "local", "ci");
     let now = 0;
     const verifier = createApiKeyVerifier(store, "local", () => now);
-    expect(await verifier.verify(key)).toBeDefined();
+    expect(await verifier.verify(key)).toHaveProperty("keyId", record.keyId);
 
     await store.revoke(record.keyId, new Date());
     now += KEY_CACHE_TTL_MS + 1;
 
     expect(KEY_CACHE_TTL_MS + 1).toBeLessThanOrEqual(60_000);
-    expect(await verifier.verify(key)).toBeUndefined();
+    expect(await verifier.verify(key)).toEqual({ refused: "revoked" });
   });
 });
