@@ -47,8 +47,21 @@ export function syntheticApiKeyPrefix(stage: StageName): string {
  */
 export const SYNTHETIC_KEY_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
 
+/**
+ * How long the verifier reuses a key's lookup (lib/auth/verifier.ts): half the promised 60 s for a
+ * revocation to take effect. An expiry known at lookup bounds the reuse (the cache never serves a
+ * key past its expiry), so an expiry set later must be at least this far off (rotateApiKey).
+ */
+export const KEY_CACHE_TTL_MS = 30_000;
+
 /** How long a rotated key keeps working beside its replacement unless told otherwise: a week. */
 export const DEFAULT_ROTATION_OVERLAP_SECONDS = 7 * 24 * 60 * 60;
+/**
+ * The shortest overlap: a container may have looked the old key up just before the rotation, and
+ * reuses that answer for KEY_CACHE_TTL_MS; a shorter overlap would let it serve the key past its new
+ * expiry. A leaked key is revoked instead (it stops working within 60 s).
+ */
+export const MIN_ROTATION_OVERLAP_SECONDS = KEY_CACHE_TTL_MS / 1000;
 
 /**
  * What a key may do: `read` keys call the read operations (listPets, getPet), `write` keys every
@@ -299,8 +312,10 @@ export async function rotateApiKey(
   keyId: string,
   { now = new Date(), overlapSeconds = DEFAULT_ROTATION_OVERLAP_SECONDS }: { now?: Date; overlapSeconds?: number } = {},
 ): Promise<{ key: string; record: ApiKeyRecord; replaced: ApiKeyRecord & { readonly expiresAt: string } }> {
-  if (!(Number.isSafeInteger(overlapSeconds) && overlapSeconds >= 0))
-    throw new KeyRotationError("The overlap must be a whole number of seconds, 0 or more.");
+  if (!(Number.isSafeInteger(overlapSeconds) && overlapSeconds >= MIN_ROTATION_OVERLAP_SECONDS))
+    throw new KeyRotationError(
+      `The overlap must be at least ${MIN_ROTATION_OVERLAP_SECONDS}s, the time a server may keep using its lookup of the old key; to cut a leaked key off, revoke it.`,
+    );
   const old = (await store.list()).find((record) => record.keyId === keyId);
   if (!old) throw new KeyRotationError(`No key has id ${keyId}.`);
   if (old.revokedAt) throw new KeyRotationError(`${keyId} was revoked; create a new key instead.`);

@@ -7,12 +7,14 @@ import {
   hashApiKey,
   isExpired,
   isSyntheticApiKey,
+  KEY_CACHE_TTL_MS,
   type Principal,
   scopeOf,
 } from "./apiKeys";
 
-/** How long a lookup is reused. Half the promised 60 s for revocation to take effect. */
-export const KEY_CACHE_TTL_MS = 30_000;
+/** How long a lookup is reused (lib/auth/apiKeys.ts, where rotation depends on it too). */
+export { KEY_CACHE_TTL_MS };
+
 const MAX_CACHED_KEYS = 10_000;
 
 /**

@@ -22,7 +22,7 @@ import { createHandler as createListPets } from "../../functions/listPets";
 import { stageConfigs } from "../../infra/config";
 import { issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
-import { createApiKeyVerifier } from "../../lib/auth/verifier";
+import { createApiKeyVerifier, isRefusal } from "../../lib/auth/verifier";
 import type { PetStatus } from "../../lib/contract/schemas";
 import { itemKeys, type TableArea, tableAreas } from "../../lib/db/table";
 import type { ProxyHandler } from "../../lib/http/apiHandler";
@@ -273,7 +273,7 @@ export async function measureRequestCost(options: { samples?: number } = {}): Pr
     const keyCalls = recordCapacity(keyClient);
     const keyStore = new DynamoApiKeyStore(keyClient, TABLE);
     const verifier = createApiKeyVerifier(keyStore, "local");
-    if (!(await verifier.verify(key))) throw new Error("the bench's key was not recognised");
+    if (isRefusal(await verifier.verify(key))) throw new Error("the bench's key was not recognised");
     const keyLookup = { readUnits: keyCalls.reduce((sum, call) => sum + call.read, 0) };
 
     const client = newClient();

@@ -11,6 +11,7 @@ import {
   hashApiKey,
   issueApiKey,
   KeyRotationError,
+  MIN_ROTATION_OVERLAP_SECONDS,
   rotateApiKey,
 } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
@@ -194,5 +195,27 @@ describe("a revocation's note", () => {
       note: "it was replaced when the server restarted",
     });
     expect(await verifier.verify(plain)).toEqual({ refused: "revoked" });
+  });
+});
+
+describe("a rotation's overlap", () => {
+  it("is at least as long as a server reuses a key's lookup, so that no cache serves the old key past it", async () => {
+    const { key, record } = await issueApiKey(store(), "local", "leaky", { now: ISSUED });
+    const overlap = MIN_ROTATION_OVERLAP_SECONDS;
+    let now = ISSUED.getTime();
+    const verifier = createApiKeyVerifier(store(), "local", () => now);
+    // A warm container looked the key up a moment before the rotation.
+    expect(await verifier.verify(key)).toMatchObject({ keyId: record.keyId });
+
+    await expect(
+      rotateApiKey(store(), "local", record.keyId, { now: ISSUED, overlapSeconds: overlap - 1 }),
+    ).rejects.toThrow(
+      "The overlap must be at least 30s, the time a server may keep using its lookup of the old key; to cut a leaked key off, revoke it.",
+    );
+    const { replaced } = await rotateApiKey(store(), "local", record.keyId, { now: ISSUED, overlapSeconds: overlap });
+    now = Date.parse(replaced.expiresAt);
+
+    expect(overlap * 1000).toBeGreaterThanOrEqual(KEY_CACHE_TTL_MS);
+    expect(await verifier.verify(key)).toEqual({ refused: "expired", expiredAt: replaced.expiresAt });
   });
 });
