@@ -54,11 +54,19 @@ function pinnedKeyProblem(value: string): string {
   return `PETSTORE_API_KEY must look like ${KEY_SHAPE}; make one with: ${MAKE_ONE} (or unset it for a new key at each start).`;
 }
 
+/**
+ * Why a key an earlier start made stopped working, said to whoever still sends it: the API answers
+ * it with "The API key was revoked: <this>" (lib/http/middleware/bearerAuth.ts) instead of a bare
+ * "not valid", so that a client left with the last start's key knows to take the new one.
+ */
+export const REPLACED_BY_RESTART_NOTE =
+  "npm start replaced it when it restarted; use the key its latest start printed, or pin one with PETSTORE_API_KEY.";
+
 /** Revokes every working key an earlier `npm start` made in `store`; returns how many. */
 async function revokeEarlierStartKeys(store: ApiKeyStore, now: Date): Promise<number> {
   const earlier = (await store.list()).filter((record) => !record.revokedAt && isNpmStartKeyName(record.name));
   let revoked = 0;
-  for (const record of earlier) if (await store.revoke(record.keyId, now)) revoked++;
+  for (const record of earlier) if (await store.revoke(record.keyId, now, REPLACED_BY_RESTART_NOTE)) revoked++;
   return revoked;
 }
 

@@ -18,7 +18,7 @@ import { isReplayedAnswer } from "../lib/idempotency/replayed";
 import { API_BASE_PATH, type RouteDefinition, routeList, routes } from "../lib/routes";
 import { DOCS_PATH, type LocalDocs, localDocs } from "./apiDocs";
 import { listen } from "./listen";
-import { toProxyEvent } from "./proxyEvent";
+import { headersAsSent, toProxyEvent } from "./proxyEvent";
 
 const projectRoot = fileURLToPath(new URL("../", import.meta.url));
 
@@ -247,7 +247,8 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
         method,
         path,
         search: url.searchParams,
-        headers: request.headers,
+        // Every value of a repeated header, as API Gateway hands them over (./proxyEvent.ts).
+        headers: headersAsSent(request.rawHeaders),
         body,
         resource: route.path,
         pathParameters: matcher.parameterNames.length > 0 ? pathParameters : null,

@@ -10,9 +10,9 @@ import { ScanCommand } from "@aws-sdk/client-dynamodb";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ApiKeyStore, generateApiKey, hashApiKey, issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
-import { createApiKeyVerifier } from "../../lib/auth/verifier";
+import { createApiKeyVerifier, isRefusal } from "../../lib/auth/verifier";
 import { ensureTable } from "../../local/dynamo";
-import { deleteKeyFileOfEarlierVersions, localApiKey } from "../../local/localKey";
+import { deleteKeyFileOfEarlierVersions, localApiKey, REPLACED_BY_RESTART_NOTE } from "../../local/localKey";
 import { StartupError } from "../../local/startOptions";
 import { documentClient, rawClient } from "../support/dynamo";
 
@@ -32,9 +32,14 @@ async function freshStore() {
   return { store, items };
 }
 
-/** Whether the API would take `key` now (a verifier of its own, so no cached answer). */
+/** The API's verdict on `key` now (a verifier of its own, so no cached answer). */
+async function verdictOn(store: ApiKeyStore, key: string) {
+  return createApiKeyVerifier(store, "local").verify(key);
+}
+
+/** Whether the API would take `key` now. */
 async function works(store: ApiKeyStore, key: string): Promise<boolean> {
-  return (await createApiKeyVerifier(store, "local").verify(key)) !== undefined;
+  return !isRefusal(await verdictOn(store, key));
 }
 
 const unpinned = { pinned: undefined };
@@ -52,6 +57,15 @@ describe("the local key without PETSTORE_API_KEY", () => {
     expect(await Promise.all(keys.map((key) => works(store, key)))).toEqual([false, false, false, false, true]);
     const npmStartKeys = (await store.list()).filter((record) => record.name === "npm start");
     expect(npmStartKeys.filter((record) => !record.revokedAt)).toHaveLength(1);
+  });
+
+  it("revokes the earlier start's key with a note its holder is shown: the restart replaced it", async () => {
+    const { store } = await freshStore();
+    const first = await localApiKey(store, unpinned);
+
+    await localApiKey(store, unpinned);
+
+    expect(await verdictOn(store, first.key)).toEqual({ refused: "revoked", note: REPLACED_BY_RESTART_NOTE });
   });
 
   it("stores only the key's hash", async () => {

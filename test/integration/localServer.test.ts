@@ -12,6 +12,7 @@ import { generateApiKey, issueApiKey } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import type { Pet } from "../../lib/contract/schemas";
 import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
+import { REPLACED_BY_RESTART_NOTE } from "../../local/localKey";
 import { LOCAL_DATA_DIR, LOCAL_TABLE_NAME } from "../../local/settings";
 import { fetchJson } from "../support/api";
 import { leaksInFolder } from "../support/keyLeaks";
@@ -190,6 +191,35 @@ describe("npm start", () => {
     expect(filesRead).toBeGreaterThan(0);
     expect(leaks).toEqual([]);
     expect(readdirSync(join(cwd, ".data")).sort()).toEqual(["dynamodb"]);
+  });
+
+  it("tells a client still sending the key a restart replaced why it was refused; a key revoked with npm run keys gets the plain answer", async () => {
+    const cwd = tempFolder();
+    const env = await ports();
+    const first = await start(cwd, env);
+    expect(await stop(first.server)).toBe(0);
+    const second = await start(cwd, env);
+    const store = new DynamoApiKeyStore(
+      DynamoDBDocumentClient.from(localClient(`http://127.0.0.1:${env.DYNAMODB_PORT}`)),
+      LOCAL_TABLE_NAME,
+    );
+    const revokedByHand = await issueApiKey(store, "local", "ci");
+    const revoking = await runToEnd(KEYS, ["revoke", revokedByHand.record.keyId], {
+      cwd,
+      env: { ...CLEAN_LOCAL_SERVER_ENV, DYNAMODB_PORT: env.DYNAMODB_PORT },
+    });
+    const answerTo = (key: string) =>
+      fetchJson(`${second.baseUrl}/pets?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
+
+    const replaced = await answerTo(first.key);
+    const revoked = await answerTo(revokedByHand.key);
+
+    expect(revoking.code).toBe(0);
+    expect(replaced.status).toBe(401);
+    expect(replaced.json).toMatchObject({ message: `The API key was revoked: ${REPLACED_BY_RESTART_NOTE}` });
+    expect(revoked.status).toBe(401);
+    expect(revoked.json).toMatchObject({ message: "The API key is not valid." });
+    expect((await answerTo(second.key)).status).toBe(200);
   });
 
   it("deletes the key file an earlier version left in .data/, revokes the keys earlier versions made, and says so", async () => {
