@@ -1,5 +1,12 @@
 import createClient from "openapi-fetch";
-import { PetStoreAbortError, PetStoreApiError, PetStoreNetworkError, UNEXPECTED_RESPONSE } from "./errors.js";
+import {
+  PetStoreAbortError,
+  PetStoreApiError,
+  PetStoreInsufficientScopeError,
+  PetStoreNetworkError,
+  requiredScopeOf,
+  UNEXPECTED_RESPONSE,
+} from "./errors.js";
 import { linkTarget } from "./links.js";
 import { backoffDelayMs, parseRetryAfter, type RetryOptions, retryPolicy, sleep } from "./retry.js";
 import type { components, operations, paths } from "./schema.js";
@@ -150,6 +157,12 @@ export const DEFAULT_ATTEMPT_TIMEOUT_MS = 30_000;
  */
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
 
+/*
+ * A 403 is never retried, whether the edge firewall's `forbidden` or the API's `insufficient_scope`
+ * (a key without the operation's scope gets the same answer every time), nor a 401 (unknown,
+ * revoked or expired key).
+ */
+
 /**
  * A create whose first attempt is still running (e.g. its connection dropped after it was sent)
  * answers 409 with `Retry-After`, and retrying the same key later gets the original 201 (docs/api.md,
@@ -167,6 +180,8 @@ const RETRY_AFTER: Declared<components["headers"]> = "Retry-After";
 const LOCATION: Declared<CreatedHeaders> = "Location";
 const REPLAYED: Declared<CreatedHeaders> = "Idempotent-Replayed";
 const REPLAYED_VALUE: NonNullable<CreatedHeaders[typeof REPLAYED]> = "true";
+const CHALLENGE: Declared<operations["createPet"]["responses"][403]["headers"]> = "WWW-Authenticate";
+const INSUFFICIENT_SCOPE: PetStoreApiError["code"] = "insufficient_scope";
 
 function isErrorBody(body: unknown): body is { code: PetStoreApiError["code"]; message: string } {
   return (
@@ -188,7 +203,7 @@ function apiError(
   otherwise = `HTTP ${response.status} without the API's error body`,
 ): PetStoreApiError {
   const known = isErrorBody(body);
-  return new PetStoreApiError({
+  const details = {
     code: known ? body.code : UNEXPECTED_RESPONSE,
     status: response.status,
     message: known ? body.message : otherwise,
@@ -196,7 +211,13 @@ function apiError(
     retryAfterMs: parseRetryAfter(response.headers.get(RETRY_AFTER)),
     attempts,
     idempotencyKey: call.idempotencyKey,
-  });
+  };
+  if (details.code === INSUFFICIENT_SCOPE)
+    return new PetStoreInsufficientScopeError({
+      ...details,
+      requiredScope: requiredScopeOf(response.headers.get(CHALLENGE)),
+    });
+  return new PetStoreApiError(details);
 }
 
 /** What came instead of JSON, for the error's message: "an empty body instead of JSON"… */

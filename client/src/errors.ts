@@ -31,7 +31,8 @@ export interface PetStoreApiErrorDetails extends CallFacts {
  * (the answer's `X-Request-Id`) when reporting a problem.
  */
 export class PetStoreApiError extends Error {
-  override readonly name = "PetStoreApiError";
+  // A string, not the literal, so that a subclass (PetStoreInsufficientScopeError) can name itself.
+  override readonly name: string = "PetStoreApiError";
   readonly code: ErrorCode | typeof UNEXPECTED_RESPONSE;
   /** The HTTP status. */
   readonly status: number;
@@ -52,6 +53,33 @@ export class PetStoreApiError extends Error {
     this.retryAfterMs = details.retryAfterMs;
     this.attempts = details.attempts;
     this.idempotencyKey = details.idempotencyKey;
+  }
+}
+
+/**
+ * The scope a 403 `insufficient_scope` says the operation needs: the `scope` attribute of its
+ * `WWW-Authenticate: Bearer realm="pets", error="insufficient_scope", scope="write"` (RFC 6750 §3:
+ * a quoted, space-separated list). Undefined when the header is absent or has no scope.
+ */
+export function requiredScopeOf(challenge: string | null): string | undefined {
+  const scope = /(?:^|[\s,])scope="([^"]*)"/i.exec(challenge ?? "")?.[1]?.trim();
+  return scope ? scope : undefined;
+}
+
+/**
+ * The API key's scope does not cover the operation (403 `insufficient_scope`): e.g. a `read` key
+ * creating a pet. Never retried: the same key gets the same answer. Use a key with `requiredScope`.
+ * A `PetStoreApiError` (code `insufficient_scope`, status 403), so code that handles those still does.
+ * An expired or revoked key is not this: it is a `PetStoreApiError` `unauthorized` (401).
+ */
+export class PetStoreInsufficientScopeError extends PetStoreApiError {
+  override readonly name: string = "PetStoreInsufficientScopeError";
+  /** The scope the operation needs (e.g. `write`), from the answer's `WWW-Authenticate`; undefined if it did not say. */
+  readonly requiredScope: string | undefined;
+
+  constructor(details: PetStoreApiErrorDetails & { readonly requiredScope: string | undefined }) {
+    super(details);
+    this.requiredScope = details.requiredScope;
   }
 }
 

@@ -20,6 +20,12 @@ export {
   type PetStoreClientOptions,
   type ResponseInfo,
 } from "./client.js";
-export { type ErrorCode, PetStoreAbortError, PetStoreApiError, PetStoreNetworkError } from "./errors.js";
+export {
+  type ErrorCode,
+  PetStoreAbortError,
+  PetStoreApiError,
+  PetStoreInsufficientScopeError,
+  PetStoreNetworkError,
+} from "./errors.js";
 export type { RetryOptions } from "./retry.js";
 export type { components, operations, paths } from "./schema.js";

@@ -116,7 +116,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "idempotency_key_in_progress" | "too_many_requests" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "unauthorized" | "forbidden" | "insufficient_scope" | "not_found" | "method_not_allowed" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "idempotency_key_in_progress" | "too_many_requests" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /**
@@ -153,7 +153,7 @@ export interface components {
          */
         "Retry-After": string;
         /**
-         * @description The bearer challenge (RFC 6750): `error="invalid_token"` is added when a token was sent but is not a valid key.
+         * @description The bearer challenge (RFC 6750): `error="invalid_token"` is added when a token was sent but is not a valid key (unknown, revoked, expired, or of another environment).
          * @example Bearer realm="pets"
          */
         "WWW-Authenticate": string;
@@ -221,7 +221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The API key is missing, malformed, unknown, revoked or of another environment. Checked before anything else. */
+            /** @description The API key is missing, malformed, unknown, revoked, expired (the message says when) or of another environment. Checked before anything else. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -239,7 +239,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. The service itself never answers 403. */
+            /** @description Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. Every key's scope covers this operation, so the service itself never answers it 403. */
             403: {
                 headers: {
                     /**
@@ -354,7 +354,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The animal to add: a JSON object of at most 16384 bytes. */
+        /** @description The animal to add: a JSON object of at most 16384 bytes. A member named twice takes its last value. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NewPet"];
@@ -400,7 +400,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The API key is missing, malformed, unknown, revoked or of another environment. Checked before anything else. */
+            /** @description The API key is missing, malformed, unknown, revoked, expired (the message says when) or of another environment. Checked before anything else. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -418,7 +418,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. The service itself never answers 403. */
+            /** @description The API key's scope does not cover this operation, which needs `write` (`insufficient_scope`, answered before the request body is read, with `WWW-Authenticate` naming the scope needed); or the edge firewall refused the request (`forbidden`, without `WWW-Authenticate` or `X-Request-Id`): it matched a rule against known attack patterns, or came from an address on a threat list. */
             403: {
                 headers: {
                     /**
@@ -428,12 +428,17 @@ export interface operations {
                     "X-Request-Id"?: string;
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    /**
+                     * @description The bearer challenge (RFC 6750 §3.1) with `error="insufficient_scope"` and the scope the operation needs; absent when the edge firewall answered.
+                     * @example Bearer realm="pets", error="insufficient_scope", scope="write"
+                     */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        /** @constant */
-                        code?: "forbidden";
+                        /** @enum {unknown} */
+                        code?: "forbidden" | "insufficient_scope";
                         /** @constant */
                         status?: 403;
                     };
@@ -667,7 +672,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The API key is missing, malformed, unknown, revoked or of another environment. Checked before anything else. */
+            /** @description The API key is missing, malformed, unknown, revoked, expired (the message says when) or of another environment. Checked before anything else. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -700,7 +705,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. The service itself never answers 403. */
+            /** @description Refused by the edge firewall before reaching the API: the request matched a rule against known attack patterns, or came from an address on a threat list. Every key's scope covers this operation, so the service itself never answers it 403. */
             403: {
                 headers: {
                     /**

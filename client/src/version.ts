@@ -2,7 +2,7 @@
  * The package's version, sent in `User-Agent`. package.json's `version` is the source;
  * test/unit/clientPackage.test.ts fails when this differs from it (raise both together).
  */
-export const CLIENT_VERSION = "2.0.0";
+export const CLIENT_VERSION = "2.1.0";
 
 /**
  * `petstore-client/<version> (node/<version>)`, so the API's operators can tell the client's

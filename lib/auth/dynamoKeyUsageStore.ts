@@ -6,6 +6,12 @@ import { epochSeconds, itemKeys, TTL_ATTRIBUTE } from "../db/table";
 import { SYNTHETIC_KEY_LIFETIME_SECONDS } from "./apiKeys";
 import type { KeyUsageStore, KeyUse } from "./keyUsage";
 
+/**
+ * Only a later day moves it: racing containers change the item once a day, and a late write of
+ * yesterday never hides today's (docs/capacity.md prices the writes this refuses).
+ */
+export const LATER_DAY_ONLY = "attribute_not_exists(lastUsedOn) OR lastUsedOn < :day";
+
 export class DynamoKeyUsageStore implements KeyUsageStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -25,9 +31,7 @@ export class DynamoKeyUsageStore implements KeyUsageStore {
               TableName: this.tableName,
               Key: itemKeys.keyUse(use.keyId, use.operationId),
               UpdateExpression: `SET keyId = :keyId, operationId = :operationId, lastUsedOn = :day${expiry === undefined ? "" : ", #ttl = :ttl"}`,
-              // Only a later day moves it: racing containers change the item once a day, and a late
-              // write of yesterday never hides today's.
-              ConditionExpression: "attribute_not_exists(lastUsedOn) OR lastUsedOn < :day",
+              ConditionExpression: LATER_DAY_ONLY,
               ...(expiry === undefined ? {} : { ExpressionAttributeNames: { "#ttl": TTL_ATTRIBUTE } }),
               ExpressionAttributeValues: {
                 ":keyId": use.keyId,

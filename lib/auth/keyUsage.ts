@@ -74,7 +74,10 @@ export function createKeyUseRecorder(store: KeyUsageStore, log?: Pick<Logger, "w
         recorded.set(operationId, keys);
       }
       const { keyId } = principal;
-      if (keys.get(keyId) === day) return undefined;
+      // A later day remembered counts too: a clock stepped back over midnight must not write a day
+      // the store would refuse (a wasted write unit per request until the clock is past it again).
+      const remembered = keys.get(keyId);
+      if (remembered !== undefined && remembered >= day) return undefined;
       const recording = day;
       // Marked before the write, so that concurrent requests of this container do not write too.
       keys.delete(keyId);

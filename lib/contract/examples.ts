@@ -10,6 +10,7 @@
  * are ones the API issues (cursors carry a fixed integrity key, see lib/pets/cursor.ts).
  */
 
+import { keyScopes, scopeAllows } from "../auth/apiKeys";
 import type { ApiKeyVerifier, KeyVerdict } from "../auth/verifier";
 import { RETRY_AFTER_SECONDS } from "../db/storeErrors";
 import {
@@ -26,12 +27,12 @@ import {
 import { type EdgeError, edgeErrors } from "../http/edgeErrors";
 import { bearerAuth } from "../http/middleware/bearerAuth";
 import { toErrorResult } from "../http/middleware/errorResponse";
-import type { ApiEvent } from "../http/types";
 import { nextPageLink, petLocation } from "../http/resourceLinks";
+import type { ApiEvent } from "../http/types";
 import { encodeCursor } from "../pets/cursor";
 import { IN_PROGRESS_RETRY_AFTER_SECONDS } from "../pets/idempotentCreate";
-import { type OperationId, routes } from "../routes";
-import { type ErrorStatus, refusesSomeScope } from "./openapi";
+import { type OperationId, type RouteDefinition, routes } from "../routes";
+import type { ErrorStatus } from "./openapi";
 import {
   type ErrorBody,
   listLimitSchema,
@@ -118,6 +119,11 @@ const allowedMethods = (operationId: OperationId) =>
   Object.values(routes)
     .filter((route) => route.path === routes[operationId].path)
     .map((route) => route.method);
+
+/** True when some key's scope does not cover `route`'s, so that the API may answer it 403 `insufficient_scope`. */
+export function refusesSomeScope(route: Pick<RouteDefinition, "scope">): boolean {
+  return keyScopes.some((granted) => !scopeAllows(granted, route.scope));
+}
 
 /** When the example expired key expired: an expiry as keys store it (whole seconds, ISO 8601). */
 export const keyExpiryExample = "2026-12-01T00:00:00.000Z";

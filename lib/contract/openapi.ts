@@ -28,6 +28,7 @@ import {
   parameterExamples,
   petExample,
   petsExample,
+  refusesSomeScope,
   requestIdExample,
 } from "./examples";
 import {
@@ -85,11 +86,6 @@ export const errorCodesByStatus = {
   503: ["service_unavailable"],
 } as const satisfies Record<number, readonly [ErrorCode, ...ErrorCode[]]>;
 export type ErrorStatus = keyof typeof errorCodesByStatus;
-
-/** True when some key's scope does not cover `route`'s, so that the API may answer it 403 `insufficient_scope`. */
-export function refusesSomeScope(route: Pick<RouteDefinition, "scope">): boolean {
-  return keyScopes.some((granted) => !scopeAllows(granted, route.scope));
-}
 
 /** The codes `route` may answer with `status`: a 403 is `insufficient_scope` only where some key lacks the route's scope. */
 export function errorCodesOf(route: Pick<RouteDefinition, "scope">, status: ErrorStatus): readonly ErrorCode[] {
@@ -363,6 +359,7 @@ function operationResponses(
     }
     responses[status] = errorResponse(status, {
       operationId: route.operationId,
+      codes: errorCodesOf(route, status),
       headers,
       ...(status === 404 && route.operationId === "getPet" ? { description: "No animal has this id." } : {}),
     });
@@ -491,7 +488,7 @@ function createPetOperation(allowedMethods: readonly string[]): JsonObject {
     ],
     requestBody: {
       required: true,
-      description: `The animal to add: a JSON object of at most ${MAX_BODY_BYTES} bytes.`,
+      description: `The animal to add: a JSON object of at most ${MAX_BODY_BYTES} bytes. A member named twice takes its last value.`,
       content: jsonContent("NewPet", { rex: { summary: "An available dog", value: newPetExample } }),
     },
     responses: operationResponses(
@@ -619,11 +616,10 @@ function keyRules(): string[] {
     '`insufficient_scope` with `WWW-Authenticate: Bearer realm="pets", error="insufficient_scope", scope="<needed>"`',
     "(RFC 6750 §3.1), before the request body is read.",
     "",
-    "A key may expire (synthetic keys after",
-    `${days(SYNTHETIC_KEY_LIFETIME_SECONDS)}); from its expiry on it gets 401 \`unauthorized\` with \`error="invalid_token"\` and a`,
-    "message saying when it expired. When a key is rotated, its replacement works at once and the old key keeps",
-    `working for an overlap (${days(DEFAULT_ROTATION_OVERLAP_SECONDS)} unless the operator chose otherwise), then expires: switch to`,
-    "the new key within the overlap.",
+    `A key may expire (synthetic keys after ${days(SYNTHETIC_KEY_LIFETIME_SECONDS)}); from its expiry on it gets 401 \`unauthorized\``,
+    'with `error="invalid_token"` and a message saying when it expired. When a key is rotated, its replacement',
+    `works at once and the old key keeps working for an overlap (${days(DEFAULT_ROTATION_OVERLAP_SECONDS)} unless the operator chose`,
+    "otherwise), then expires: switch to the new key within the overlap.",
   ];
 }
 function infoDescription(): string {
@@ -635,9 +631,9 @@ function infoDescription(): string {
     "",
     "## Authentication",
     "Every operation needs `Authorization: Bearer <API key>` (scheme case-insensitive). Authentication is",
-    "checked first: an unauthenticated request is a 401 even when it is also malformed.",
-    "",
-    ...keyRules(),
+    "checked first: an unauthenticated request is a 401 even when it is also malformed. Each key has a scope",
+    `(${keyScopes.map((scope) => `\`${scope}\``).join(" or ")}; each operation's \`security\` names the one it needs), may expire, and is rotated with an`,
+    "overlap: the `bearerAuth` security scheme says how.",
     "",
     "## Errors",
     "Every non-2xx answer, including those the gateway gives itself, is the `Error` object with",

@@ -59,6 +59,10 @@ export const sources = {
     "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations",
   warmThroughput: "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html",
   capacityUnits: "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html",
+  itemSizes: "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html",
+  /** A conditional write whose condition fails still consumes write units (at least 1). */
+  conditionalWrites:
+    "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption",
   lambdaConcurrency: "https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html",
   lambdaScaling: "https://docs.aws.amazon.com/lambda/latest/dg/scaling-behavior.html",
   apiGatewayQuotas: "https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html",
@@ -98,6 +102,8 @@ export const unitPrices = {
   apiGatewayRestPerMillionRequests: 3.5,
   dynamoPerMillionReadUnits: 0.125,
   dynamoPerMillionWriteUnits: 0.625,
+  /** Standard table class, after the first 25 GB a month. */
+  dynamoPerGbMonthStored: 0.25,
   wafPerMillionRequests: 0.6,
   wafPerWebAclMonth: 5,
   wafPerRuleMonth: 1,
@@ -902,6 +908,86 @@ export function renderSharded(inputs: CapacityInputs): string {
   ].join("\n");
 }
 
+/**
+ * Keys' last-use records (lib/auth/keyUsage.ts): one item per key and operation in `KEYUSE`, written
+ * by a conditional UpdateItem that succeeds once per key, operation and day; each warm container
+ * tries it at most once per key, operation and day (it remembers what it recorded), and a write
+ * whose condition fails costs a write unit all the same (`sources.conditionalWrites`).
+ */
+export const KEY_USE_RECORDS = {
+  /** What one item holds (keys, keyId, operationId, lastUsedOn): about 100 bytes, under 1 KB, so 1 WRU a write. */
+  itemBytes: 100,
+  writeUnitsPerWrite: 1,
+  /** Storage is billed on each item plus 100 bytes of indexing overhead (`sources.itemSizes`). */
+  storageOverheadBytesPerItem: 100,
+  /** The worked figure: this many keys, each calling every operation every day of a 30-day month. */
+  keys: 1_000,
+  daysPerMonth: 30,
+} as const;
+
+export interface KeyUseCost {
+  readonly operations: number;
+  /** Warm containers per function at most: the stage's reservation. */
+  readonly containers: number;
+  /** Write units a key using every operation costs a day: one write per operation, or one per container. */
+  readonly unitsPerKeyDay: { readonly fewest: number; readonly most: number };
+  /** Dollars a month for KEY_USE_RECORDS.keys such keys. */
+  readonly month: { readonly fewest: number; readonly most: number };
+  readonly storedBytes: number;
+  readonly storageMonth: number;
+  /** Writes per second the `KEYUSE` partition can see at most: one per request the stage throttle lets through. */
+  readonly peakWritesPerSecond: number;
+}
+
+export function keyUseCost(config: StageConfig): KeyUseCost {
+  const r = KEY_USE_RECORDS;
+  const operations = Object.keys(routes).length;
+  const containers = config.functions.reservedConcurrency;
+  const fewest = operations * r.writeUnitsPerWrite;
+  const most = operations * containers * r.writeUnitsPerWrite;
+  const perMonth = (units: number) => (units * r.keys * r.daysPerMonth * unitPrices.dynamoPerMillionWriteUnits) / 1e6;
+  const storedBytes = r.keys * operations * (r.itemBytes + r.storageOverheadBytesPerItem);
+  return {
+    operations,
+    containers,
+    unitsPerKeyDay: { fewest, most },
+    month: { fewest: perMonth(fewest), most: perMonth(most) },
+    storedBytes,
+    storageMonth: (storedBytes / 2 ** 30) * unitPrices.dynamoPerGbMonthStored,
+    peakWritesPerSecond: operations * config.api.throttlingRateLimit,
+  };
+}
+
+export function renderKeyUseCost(configs: readonly StageConfig[]): string {
+  const r = KEY_USE_RECORDS;
+  const rows = configs.map((config) => {
+    const cost = keyUseCost(config);
+    return [
+      config.id,
+      `${cost.containers} (\`functions.reservedConcurrency\`)`,
+      `${cost.unitsPerKeyDay.fewest} – ${integer(cost.unitsPerKeyDay.most)}`,
+      `${dollars(cost.month.fewest)} – ${dollars(cost.month.most)}`,
+      `${integer(cost.storedBytes / 1000)} KB, ${cost.storageMonth < 0.001 ? "under $0.001" : dollars(cost.storageMonth)} a month`,
+      `${integer(cost.peakWritesPerSecond)} of ${integer(awsLimits.partitionWriteUnitsPerSecond)}`,
+    ];
+  });
+  return [
+    `Last-use records of ${integer(r.keys)} keys, each calling all ${keyUseCost(configs[0] as StageConfig).operations} operations every day of a ${r.daysPerMonth}-day month (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
+    "",
+    table(
+      [
+        "Stage",
+        "Warm containers per function, at most",
+        "WRU a key a day (one container – every container)",
+        "A month, write units",
+        "Stored, with DynamoDB's 100 bytes an item (no TTL for ordinary keys)",
+        "`KEYUSE` writes per second at most, of the partition's WRU/s",
+      ],
+      rows,
+    ),
+  ].join("\n");
+}
+
 /** What a stage costs a month with no traffic at all, item by item (what tags let Billing split per stage). */
 export function baselineLines(config: StageConfig, inputs: CapacityInputs): { item: string; month: number }[] {
   const stack = inputs.stacks[config.id] as StackFacts;
@@ -943,6 +1029,7 @@ export function renderSections(configs: readonly StageConfig[], inputs: Capacity
     ),
     sharded: renderSharded(inputs),
     concurrency: renderConcurrency(configs),
+    keyUses: renderKeyUseCost(configs),
     inputs: `<!-- capacity:inputs ${JSON.stringify(inputs)} -->`,
   };
   const production = configs.find((config) => config.id === "Production");

@@ -32,8 +32,13 @@ type Resource = {
 };
 type Resources = Record<string, Resource>;
 
-/** Status of each error code (API-DECISIONS.md, "Errors"). */
-const statusOfCode: Record<ErrorCode, number> = {
+/**
+ * Status of each error code a gateway response may carry (API-DECISIONS.md, "Errors"): every code
+ * but `insufficient_scope`, which only the functions answer (lib/http/middleware/bearerAuth.ts
+ * knows the key's scope; the gateway does not).
+ */
+type GatewayErrorCode = Exclude<ErrorCode, "insufficient_scope">;
+const statusOfCode: Record<GatewayErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -368,14 +373,15 @@ describe.each(stages)("$id stage", (config) => {
     expect(actions.filter((action) => action === "*" || action.endsWith(":*") || action.includes("*"))).toEqual([]);
   });
 
-  it("lets each function do only its own DynamoDB work, plus reading key hashes, on this table only", () => {
+  it("lets each function do only its own DynamoDB work, plus reading key hashes and recording their use, on this table only", () => {
     const template = templateOf(config);
     const list = dynamoGrantsOf(template, routes.listPets.path, routes.listPets.method);
     const get = dynamoGrantsOf(template, routes.getPet.path, routes.getPet.method);
     const create = dynamoGrantsOf(template, routes.createPet.path, routes.createPet.method);
 
-    expect(list.actions).toEqual(["dynamodb:GetItem", "dynamodb:Query"]);
-    expect(get.actions).toEqual(["dynamodb:GetItem"]);
+    // UpdateItem: each function records its key's use (KEYUSE, below), and only createPet more.
+    expect(list.actions).toEqual(["dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"]);
+    expect(get.actions).toEqual(["dynamodb:GetItem", "dynamodb:UpdateItem"]);
     expect(create.actions).toEqual([
       "dynamodb:DeleteItem",
       "dynamodb:GetItem",
@@ -397,9 +403,11 @@ describe.each(stages)("$id stage", (config) => {
     const pets = itemKeys.pet(1, SHARED_PETS).pk;
     const counter = itemKeys.petIdCounter.pk;
     const idempotency = itemKeys.idempotency("key_abc", "retry-1").pk;
+    const keyUses = itemKeys.keyUse("key_abc", routes.getPet.operationId).pk;
 
     for (const grants of [list, get, create]) {
       expect(actionsOnPartition(grants.statements, apiKeys)).toEqual(["dynamodb:GetItem"]);
+      expect(actionsOnPartition(grants.statements, keyUses)).toEqual(["dynamodb:UpdateItem"]);
       expect(actionsOnPartition(grants.statements, "SOMETHING_ELSE")).toEqual([]);
     }
     expect(actionsOnPartition(list.statements, pets)).toEqual(["dynamodb:Query"]);
@@ -609,7 +617,7 @@ describe.each(stages)("$id stage", (config) => {
       const status = Number(response.Properties.StatusCode);
 
       expect(body.status, String(response.Properties.ResponseType)).toBe(status);
-      expect(statusOfCode[body.code as ErrorCode], String(response.Properties.ResponseType)).toBe(status);
+      expect(statusOfCode[body.code as GatewayErrorCode], String(response.Properties.ResponseType)).toBe(status);
       expect(body.message.length).toBeGreaterThan(0);
     }
   });

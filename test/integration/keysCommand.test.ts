@@ -249,7 +249,8 @@ describe("npm run keys with DYNAMODB_ENDPOINT", () => {
     const created = await keys(["create", "--name", "ci robot", "--quiet"], cwd, env);
     const key = created.output.trim();
     const listed = await keys(["list"], cwd, env);
-    const keyId = /^(key_\w+) +ci robot +\S+ +- +-$/m.exec(listed.output)?.[1] ?? "";
+    // The columns after SYNTHETIC: scope, expires, replaced by, replaces, last used.
+    const keyId = /^(key_\w+) +ci robot +\S+ +- +- +write +- +- +- +never$/m.exec(listed.output)?.[1] ?? "";
     const revoked = await keys(["revoke", keyId], cwd, env);
     const afterRevoke = await keys(["list"], cwd, env);
     const { server, baseUrl } = await startNpmStartOn(cwd, env);
@@ -261,7 +262,9 @@ describe("npm run keys with DYNAMODB_ENDPOINT", () => {
     expect(listed.output).not.toContain(key);
     expect(keyId).toMatch(/^key_/);
     expect(revoked.code).toBe(0);
-    expect(afterRevoke.output).toMatch(new RegExp(`^${keyId} +ci robot +\\S+ +\\d{4}-\\d\\d-\\d\\dT\\S+Z +-$`, "m"));
+    expect(afterRevoke.output).toMatch(
+      new RegExp(`^${keyId} +ci robot +\\S+ +\\d{4}-\\d\\d-\\d\\dT\\S+Z +- +write +- +- +- +never$`, "m"),
+    );
     expect(response.status).toBe(401);
   });
 
@@ -277,13 +280,25 @@ describe("npm run keys with DYNAMODB_ENDPOINT", () => {
     const row = rows.find((line) => line.includes("column check")) ?? "";
     const cells = row.split(/ {2,}/);
 
-    expect(helpColumns).toEqual(["id", "name", "created", "revoked", "synthetic"]);
+    expect(helpColumns).toEqual([
+      "id",
+      "name",
+      "created",
+      "revoked",
+      "synthetic",
+      "scope",
+      "expires",
+      "replaced by",
+      "replaces",
+      "last used",
+    ]);
     expect(header?.split(/ {2,}/).map((title) => title.trim().toLowerCase())).toEqual(helpColumns);
     expect(cells[0]).toMatch(/^key_\w+$/);
     expect(cells[1]).toBe("column check");
     expect(cells[2]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/);
     expect(cells[3]).toBe("-");
     expect(cells[4]).toBe("-");
+    expect(cells.slice(5)).toEqual(["write", "-", "-", "-", "never"]);
     // Columns line up under their titles.
     expect(row.indexOf("column check")).toBe(header?.indexOf("NAME"));
   });
@@ -297,7 +312,7 @@ describe("npm run keys with DYNAMODB_ENDPOINT", () => {
 
     expect(created.code).toBe(0);
     expect(created.output).toMatch(/^Created synthetic key key_\w+ \(deploy smoke\)/);
-    expect(listed.output).toMatch(/^key_\w+ +deploy smoke +\S+ +- +yes$/m);
+    expect(listed.output).toMatch(/^key_\w+ +deploy smoke +\S+ +- +yes +write +\S+Z +- +- +never$/m);
     // Marked synthetic in its text (what npm run smoke checks), and it says when it expires: 30 days on.
     expect(created.output).toMatch(/^petstore_local_synthetic_[0-9A-Za-z]{43}$/m);
     const expiry = /It expires at (\S+)\./.exec(created.output)?.[1] ?? "";

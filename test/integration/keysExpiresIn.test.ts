@@ -1,7 +1,8 @@
 /**
  * `npm run keys -- create --synthetic --expires-in DURATION` against dynalite: the key's record
  * expires when asked (the deploy pipeline mints a one-hour key per run), bad values are refused in
- * one line before anything is written, and the option means nothing for ordinary keys.
+ * one line before anything is written, and a synthetic key cannot be made to live longer than its
+ * default. (Ordinary keys with --expires-in/--expires-at: keysScopesAndRotation.test.ts.)
  */
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, inject, it } from "vitest";
@@ -9,7 +10,8 @@ import { hashApiKey, SYNTHETIC_KEY_LIFETIME_SECONDS } from "../../lib/auth/apiKe
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { itemKeys, TTL_ATTRIBUTE } from "../../lib/db/table";
-import { parseExpiresIn, parseKeysArguments, runKeys } from "../../scripts/keys";
+import { parseDuration } from "../../scripts/duration";
+import { parseKeysArguments, runKeys } from "../../scripts/keys";
 import { documentClient, tableName } from "../support/dynamo";
 import { projectRoot, runToEnd } from "../support/processes";
 
@@ -48,29 +50,35 @@ describe("--expires-in values", () => {
     ["7d", 604_800],
     ["30d", SYNTHETIC_KEY_LIFETIME_SECONDS],
   ])("reads %s as %i seconds", (text, seconds) => {
-    expect(parseExpiresIn(text)).toBe(seconds);
+    expect(parseDuration(text, "--expires-in")).toBe(seconds);
   });
 
-  it.each(["0h", "1", "h", "1.5h", "-1h", "1w", "1 h", " 1h", "1H", "", "1h30m"])(
+  it.each(["0h", "1", "h", "1.5h", "-1h", "1y", "1 h", " 1h", "1H", "", "1h30m"])(
     'refuses "%s" in one line naming the form it takes',
     (text) => {
-      expect(() => parseExpiresIn(text)).toThrow(
-        `--expires-in must be a whole number above 0 and a unit, s, m, h or d (for example 1h or 30d), not "${text}".`,
+      expect(() => parseDuration(text, "--expires-in")).toThrow(
+        `--expires-in must be a whole number above 0 and a unit, s, m, h, d or w (for example 1h or 30d), not "${text}".`,
       );
     },
   );
 
-  it("refuses a lifetime longer than a synthetic key's default: the option only shortens it", () => {
-    expect(() => parseExpiresIn("31d")).toThrow(
-      `--expires-in can be at most ${SYNTHETIC_KEY_LIFETIME_SECONDS / 86_400}d, a synthetic key's longest lifetime, not "31d".`,
+  it("refuses a synthetic key a lifetime longer than its default: the option only shortens it", () => {
+    const create = (duration: string) => () =>
+      parseKeysArguments(["create", "--name", "x", "--synthetic", "--expires-in", duration], env());
+
+    expect(create("31d")).toThrow(
+      `--expires-in: a synthetic key lives at most ${SYNTHETIC_KEY_LIFETIME_SECONDS / 86_400}d (its default lifetime).`,
     );
-    expect(() => parseExpiresIn(`${SYNTHETIC_KEY_LIFETIME_SECONDS + 1}s`)).toThrow(/can be at most/);
+    expect(create(`${SYNTHETIC_KEY_LIFETIME_SECONDS + 1}s`)).toThrow(/lives at most/);
+    expect(create("30d")).not.toThrow();
   });
 
-  it("is an option of create, for synthetic keys only", () => {
-    expect(() => parseKeysArguments(["create", "--name", "x", "--expires-in", "1h"], env())).toThrow(
-      "--expires-in is for synthetic keys (--synthetic); ordinary keys do not expire.",
-    );
+  it("is an option of create, for ordinary keys too, where the synthetic cap does not apply", () => {
+    expect(parseKeysArguments(["create", "--name", "x", "--expires-in", "52w"], env())).toMatchObject({
+      command: "create",
+      synthetic: false,
+      lifetimeSeconds: 52 * 604_800,
+    });
     expect(() => parseKeysArguments(["list", "--expires-in", "1h"], env())).toThrow(
       "--expires-in is an option of create.",
     );
@@ -116,7 +124,7 @@ describe("a synthetic key created with --expires-in", () => {
     expect(record?.expiresAt).toBe(new Date(ttl * 1000).toISOString());
     expect(warned).toContain(`keys: synthetic key ${record?.keyId} created. It expires at ${record?.expiresAt}.`);
     expect(await verifier.verify(key)).toMatchObject({ keyId: record?.keyId, synthetic: true });
-    expect(await lateVerifier.verify(key)).toBeUndefined();
+    expect(await lateVerifier.verify(key)).toEqual({ refused: "expired", expiredAt: record?.expiresAt });
   });
 
   it("keeps the default lifetime without the option", async () => {
@@ -131,8 +139,8 @@ describe("a synthetic key created with --expires-in", () => {
 
 describe("npm run keys with a bad --expires-in", () => {
   it.each([
-    [["--synthetic", "--expires-in", "1w"], /^keys: --expires-in must be a whole number above 0 and a unit/],
-    [["--expires-in", "1h"], /^keys: --expires-in is for synthetic keys \(--synthetic\)/],
+    [["--synthetic", "--expires-in", "1y"], /^keys: --expires-in must be a whole number above 0 and a unit/],
+    [["--synthetic", "--expires-in", "31d"], /^keys: --expires-in: a synthetic key lives at most 30d/],
     [["--synthetic", "--expires-in"], /^keys: Option '--expires-in <value>' argument missing$/],
   ])("with %j: exits 1 with one line and writes no key", async (extra, message) => {
     const name = `refused ${Date.now()}`;

@@ -9,9 +9,13 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import newman, { type NewmanRunSummary } from "newman";
 import { convertV2 } from "openapi-to-postmanv2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { issueApiKey } from "../../lib/auth/apiKeys";
+import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { petExample } from "../../lib/contract/examples";
 import type { OpenApiDocument } from "../../lib/contract/openapi";
 import { CLEAN_LOCAL_SERVER_ENV, freePort, type RunningProcess, runScript } from "../support/processes";
@@ -20,6 +24,8 @@ let server: RunningProcess;
 let folder: string;
 let baseUrl: string;
 let key: string;
+/** A `read` key of the same server, issued into its embedded DynamoDB. */
+let readKey: string;
 let document: OpenApiDocument;
 
 beforeAll(async () => {
@@ -37,6 +43,15 @@ beforeAll(async () => {
   await server.waitFor(/Ctrl-C stops the server\./);
   baseUrl = base as string;
   key = issued as string;
+  const [, table, endpoint] = await server.waitFor(/\(table (\S+)\) at (http\S+)/);
+  const dynamo = new DynamoDBClient({
+    region: "us-east-1",
+    endpoint: endpoint as string,
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+  });
+  const keys = new DynamoApiKeyStore(DynamoDBDocumentClient.from(dynamo), table as string);
+  readKey = (await issueApiKey(keys, "local", "postman reader", { scope: "read" })).key;
+  dynamo.destroy();
   document = (await (await fetch(`${new URL(baseUrl).origin}/openapi.json`)).json()) as OpenApiDocument;
 });
 
@@ -104,8 +119,8 @@ function documentedSuccess(method: string, path: string): { operation: string; s
 }
 
 /** One run of a collection: each request's operation, documented and received status, what it sent and got. */
-async function runOnce(collection: object) {
-  const summary = await runCollection(collection, { baseUrl, bearerToken: key });
+async function runOnce(collection: object, bearerToken = key) {
+  const summary = await runCollection(collection, { baseUrl, bearerToken });
   expect(summary.run.failures).toEqual([]);
   return summary.run.executions.map((execution) => {
     const path = `/${execution.request.url.path?.join("/") ?? ""}`;
@@ -123,7 +138,10 @@ async function runOnce(collection: object) {
 /** A collection's folder or request, as far as the tests read it. */
 interface CollectionItem {
   readonly item?: CollectionItem[];
-  readonly request: { header?: { key: string; value: string; disabled?: boolean }[] };
+  readonly name?: string;
+  readonly request: { method?: string; header?: { key: string; value: string; disabled?: boolean }[] };
+  /** The saved example answers ("Examples" in Postman). */
+  readonly response?: { code: number; body?: string; header?: { key: string; value: string }[] }[];
 }
 
 /** The requests of a collection, folders flattened. */
@@ -180,6 +198,35 @@ describe("the OpenAPI document in Postman", () => {
     expect(keys).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), expect.stringMatching(/^[0-9a-f-]{36}$/)]);
     expect(keys[0]).not.toBe(keys[1]);
     expect(new Set(creates.map((create) => (create?.body as { id?: number } | undefined)?.id)).size).toBe(2);
+  });
+
+  it("runs with a read key as bearerToken: the reads answer 200, the create 403 insufficient_scope, as docs/api.md says", async () => {
+    expect(documentSection()).toContain("with a `read` key the create gets 403 `insufficient_scope`");
+    const collection = await postmanCollection(document, DOCUMENTED_SETTINGS);
+
+    const run = await runOnce(collection, readKey);
+
+    expect(run.map(({ operation, got, body }) => ({ operation, got, code: (body as { code?: string }).code }))).toEqual(
+      [
+        { operation: "listPets", got: 200, code: undefined },
+        { operation: "createPet", got: 403, code: "insufficient_scope" },
+        { operation: "getPet", got: 200, code: undefined },
+      ],
+    );
+  });
+
+  it("saves createPet's 403 insufficient_scope example, with its challenge, in the imported collection", async () => {
+    const collection = await postmanCollection(document, DOCUMENTED_SETTINGS);
+    const create = requestsOf(collection).find((item) => item.request.method === "POST");
+    const forbidden = (create?.response ?? []).filter((example) => example.code === 403);
+
+    expect(forbidden.map((example) => JSON.parse(example.body ?? "null").code)).toContain("insufficient_scope");
+    expect(forbidden.flatMap((example) => example.header ?? [])).toContainEqual(
+      expect.objectContaining({
+        key: "WWW-Authenticate",
+        value: 'Bearer realm="pets", error="insufficient_scope", scope="write"',
+      }),
+    );
   });
 
   it("gets 400 for every request with Postman's defaults (Parameter generation: Schema), as docs/api.md says", async () => {

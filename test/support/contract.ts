@@ -7,7 +7,7 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020";
 import {
   buildOpenApiDocument,
-  errorCodeByStatus,
+  errorCodesByStatus,
   type JsonObject,
   type OpenApiDocument,
 } from "../../lib/contract/openapi";
@@ -203,8 +203,8 @@ export function contractValidator(document: OpenApiDocument = buildOpenApiDocume
     const validate = validatorAt("/components/schemas/Error");
     const body = response.json as { code?: unknown; status?: unknown } | undefined;
     if (!validate(body)) problems.push(`body ${describeErrors(validate)}: ${JSON.stringify(body)}`);
-    else if (body?.code !== errorCodeByStatus[404] || body.status !== 404) {
-      problems.push(`body must be ${errorCodeByStatus[404]}/404: ${JSON.stringify(body)}`);
+    else if (body?.code !== errorCodesByStatus[404][0] || body.status !== 404) {
+      problems.push(`body must be ${errorCodesByStatus[404][0]}/404: ${JSON.stringify(body)}`);
     }
   }
 

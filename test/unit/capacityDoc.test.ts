@@ -2,8 +2,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { type StageConfig, stageConfigs } from "../../infra/config";
+import { LATER_DAY_ONLY } from "../../lib/auth/dynamoKeyUsageStore";
+import { routes } from "../../lib/routes";
 import {
   answerBytes,
+  awsLimits,
   BUSY_COLD_SHARE,
   CAPACITY_DOC,
   COLD_START_SHARES,
@@ -14,10 +17,13 @@ import {
   costLines,
   costTotals,
   documentedInputs,
+  KEY_USE_RECORDS,
+  keyUseCost,
   QUIET_COLD_SHARE,
   renderCeilings,
   renderConcurrency,
   renderCost,
+  renderKeyUseCost,
   renderTrigger,
   SHARDING_TRIGGER,
   shardingTrigger,
@@ -278,5 +284,40 @@ describe("the cold-start cost the page sums up in words", () => {
     expect(added.length).toBeGreaterThanOrEqual(3);
     expect(Math.min(...added)).toBeGreaterThanOrEqual(Number(low) - 0.005);
     expect(Math.max(...added)).toBeLessThanOrEqual(Number(high) + 0.005);
+  });
+});
+
+describe("keys' last-use records", () => {
+  const operations = Object.keys(routes).length;
+
+  it.each(Object.values(stageConfigs))(
+    "costs $id a write unit per key and operation a day in one container, and one per reserved container at most",
+    (config) => {
+      const cost = keyUseCost(config);
+      const monthOf = (unitsPerKeyDay: number) =>
+        (unitsPerKeyDay * KEY_USE_RECORDS.keys * KEY_USE_RECORDS.daysPerMonth * unitPrices.dynamoPerMillionWriteUnits) /
+        1e6;
+
+      expect(cost.unitsPerKeyDay).toEqual({
+        fewest: operations,
+        most: operations * config.functions.reservedConcurrency,
+      });
+      expect(cost.month.fewest).toBeCloseTo(monthOf(operations), 9);
+      expect(cost.month.most).toBeCloseTo(monthOf(operations * config.functions.reservedConcurrency), 9);
+    },
+  );
+
+  it("keeps the KEYUSE partition below its write limit at every stage's throttle, as the page says", () => {
+    for (const config of Object.values(stageConfigs)) {
+      expect(keyUseCost(config).peakWritesPerSecond).toBe(operations * config.api.throttlingRateLimit);
+      expect(keyUseCost(config).peakWritesPerSecond).toBeLessThan(awsLimits.partitionWriteUnitsPerSecond);
+    }
+  });
+
+  it("shows the figures and the write price they use on the page", () => {
+    expect(page.includes(renderKeyUseCost(Object.values(stageConfigs))), "run npm run bench:capacity").toBe(true);
+    expect(page).toContain(`$${unitPrices.dynamoPerMillionWriteUnits} per million`);
+    expect(page).toContain(`about ${KEY_USE_RECORDS.itemBytes} bytes per key and operation`);
+    expect(page).toContain(`\`${LATER_DAY_ONLY}\``);
   });
 });

@@ -12,6 +12,7 @@ import {
   PetStoreAbortError,
   PetStoreApiError,
   type PetStoreClientOptions,
+  PetStoreInsufficientScopeError,
   PetStoreNetworkError,
 } from "../../client/src/index";
 import { linkTarget } from "../../client/src/links";
@@ -334,6 +335,72 @@ describe("retries", () => {
 
     expect(sent).toHaveLength(DEFAULT_RETRY.maxAttempts);
     expect(error).toMatchObject({ code: "unexpected_response", status: 502, attempts: DEFAULT_RETRY.maxAttempts });
+  });
+});
+
+describe("a key without the operation's scope, or expired", () => {
+  const insufficientScope = () =>
+    apiError(403, "insufficient_scope", {
+      "WWW-Authenticate": 'Bearer realm="pets", error="insufficient_scope", scope="write"',
+    });
+
+  it("rejects a create with a PetStoreInsufficientScopeError naming the scope WWW-Authenticate asks for, never retried", async () => {
+    const { client, sent } = clientWith([insufficientScope(), insufficientScope()]);
+
+    const error = await rejection(client.pets.create({ name: "Rex", categoryId: 1 }));
+
+    expect(sent).toHaveLength(1);
+    expect(error).toBeInstanceOf(PetStoreInsufficientScopeError);
+    // Still a PetStoreApiError, so code that handles those by `code` keeps working.
+    expect(error).toBeInstanceOf(PetStoreApiError);
+    expect(error).toMatchObject({
+      name: "PetStoreInsufficientScopeError",
+      code: "insufficient_scope",
+      status: 403,
+      requiredScope: "write",
+      requestId: "req-403",
+      attempts: 1,
+      idempotencyKey: expect.any(String),
+    });
+  });
+
+  it("leaves requiredScope undefined when the answer has no challenge", async () => {
+    const { client } = clientWith([apiError(403, "insufficient_scope")]);
+
+    const error = await rejection(client.pets.create({ name: "Rex", categoryId: 1 }));
+
+    expect(error).toBeInstanceOf(PetStoreInsufficientScopeError);
+    expect((error as PetStoreInsufficientScopeError).requiredScope).toBeUndefined();
+  });
+
+  it("keeps the edge firewall's 403 forbidden a plain PetStoreApiError", async () => {
+    const { client } = clientWith([apiError(403, "forbidden")]);
+
+    const error = await rejection(client.pets.list());
+
+    expect(error).toBeInstanceOf(PetStoreApiError);
+    expect(error).not.toBeInstanceOf(PetStoreInsufficientScopeError);
+  });
+
+  it("answers an expired key's 401 as the PetStoreApiError unauthorized it always was, not retried", async () => {
+    const expired = () =>
+      json(
+        401,
+        {
+          code: "unauthorized",
+          message:
+            "The API key expired at 2026-12-01T00:00:00.000Z; use the key that replaced it, or ask for a new one.",
+          status: 401,
+        },
+        { "WWW-Authenticate": 'Bearer realm="pets", error="invalid_token"' },
+      );
+    const { client, sent } = clientWith([expired(), expired()]);
+
+    const error = await rejection(client.pets.list());
+
+    expect(sent).toHaveLength(1);
+    expect(error).not.toBeInstanceOf(PetStoreInsufficientScopeError);
+    expect(error).toMatchObject({ name: "PetStoreApiError", code: "unauthorized", status: 401 });
   });
 });
 

@@ -6,7 +6,13 @@ import { build } from "esbuild";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lambdaEsbuildOptions } from "../../infra/bundling";
-import { buildOpenApiDocument, errorCodeByStatus, type JsonObject } from "../../lib/contract/openapi";
+import {
+  buildOpenApiDocument,
+  type ErrorStatus,
+  errorCodesByStatus,
+  errorCodesOf,
+  type JsonObject,
+} from "../../lib/contract/openapi";
 import {
   errorCodes,
   errorSchema,
@@ -73,14 +79,14 @@ describe("the OpenAPI document", () => {
     for (const server of document.servers) expect(server.url).toMatch(new RegExp(`${API_BASE_PATH}$`));
   });
 
-  it("tags every operation animals, requires the bearer key on each, and deprecates only getPet", () => {
+  it("tags every operation animals, requires the bearer key with the route's scope on each, and deprecates only getPet", () => {
     const scheme = document.components.securitySchemes.bearerAuth;
 
     expect(scheme).toMatchObject({ type: "http", scheme: "bearer" });
     for (const route of routeList) {
       const described = operation(route.operationId as keyof typeof routes);
       expect(described.tags).toEqual(["animals"]);
-      expect(described.security).toEqual([{ bearerAuth: [] }]);
+      expect(described.security).toEqual([{ bearerAuth: [route.scope] }]);
       expect(described.deprecated === true, route.operationId).toBe(route.deprecation !== undefined);
     }
   });
@@ -102,18 +108,44 @@ describe("the OpenAPI document", () => {
     expect(schemas.Pets).toMatchObject({ type: "array", items: { $ref: "#/components/schemas/Pet" } });
   });
 
-  it("gives every error code a status, and each error answer the code of its status", () => {
-    expect(Object.values(errorCodeByStatus).sort()).toEqual([...errorCodes].sort());
-    for (const item of Object.values(document.paths)) {
-      for (const described of Object.values(item)) {
-        for (const [status, response] of Object.entries(described.responses as Record<string, JsonObject>)) {
-          if (Number(status) < 400) continue;
-          expect(JSON.stringify(response), `${described.operationId} ${status}`).toContain(
-            `"properties":{"code":{"const":"${errorCodeByStatus[Number(status) as keyof typeof errorCodeByStatus]}"},"status":{"const":${status}}}`,
-          );
-        }
+  it("gives every error code one status, and each error answer the codes of its status the operation can answer", () => {
+    expect(Object.values(errorCodesByStatus).flat().sort()).toEqual([...errorCodes].sort());
+    for (const route of routeList) {
+      const described = operation(route.operationId as keyof typeof routes);
+      for (const [status, response] of Object.entries(described.responses as Record<string, JsonObject>)) {
+        if (Number(status) < 400) continue;
+        const codes = errorCodesOf(route, Number(status) as ErrorStatus);
+        const code = codes.length === 1 ? { const: codes[0] } : { enum: codes };
+        expect(JSON.stringify(response), `${described.operationId} ${status}`).toContain(
+          `"properties":{"code":${JSON.stringify(code)},"status":{"const":${status}}}`,
+        );
       }
     }
+  });
+
+  it("documents 403 insufficient_scope, with its challenge, exactly on the operations a read key may not call", () => {
+    const forbidden = (operationId: keyof typeof routes) =>
+      (operation(operationId).responses as Record<string, JsonObject>)[403] as JsonObject;
+    const answersInsufficientScope = (operationId: keyof typeof routes) =>
+      JSON.stringify(forbidden(operationId)).includes('"insufficient_scope"');
+
+    expect(routeList.filter((route) => route.scope === "write").map((route) => route.operationId)).toEqual([
+      "createPet",
+    ]);
+    expect({
+      listPets: answersInsufficientScope("listPets"),
+      createPet: answersInsufficientScope("createPet"),
+      getPet: answersInsufficientScope("getPet"),
+    }).toEqual({
+      listPets: false,
+      createPet: true,
+      getPet: false,
+    });
+    expect((forbidden("createPet").headers as JsonObject)["WWW-Authenticate"]).toMatchObject({
+      required: false,
+      example: 'Bearer realm="pets", error="insufficient_scope", scope="write"',
+    });
+    expect((forbidden("listPets").headers as JsonObject)["WWW-Authenticate"]).toBeUndefined();
   });
 
   it("lists the statuses each operation can answer, the gateway's included", () => {

@@ -116,8 +116,12 @@ describe("the docs agree with each other and with the code", () => {
       const parsed = parseKeysArguments(argv, {});
       expect(parsed, argv.join(" ")).toMatchObject({ target: { stage: "staging" } });
     }
-    // The key for smoke, which writes, is a synthetic one (npm run smoke refuses any other there).
+    // The tester's own key only reads, and for a month; the key for anything that writes (smoke
+    // included, which refuses any other there) is a synthetic one.
+    expect(parseKeysArguments(commands[0] ?? [], {})).toMatchObject({ scope: "read", lifetimeSeconds: 30 * 86_400 });
     expect(parseKeysArguments(commands.at(-1) ?? [], {})).toMatchObject({ synthetic: true });
+    expect(tester).toMatch(/\*\*read key\*\* for looking around, which cannot create anything clients\s+would see/);
+    expect(tester).toMatch(/For anything that writes[^.]*\*\*synthetic key\*\*/);
     expect(tester).toMatch(/PETSTORE_API_KEY=<the synthetic key> npm run smoke/);
     expect(tester).toMatch(/created by someone with AWS\s+credentials for staging's account/);
     expect(tester).toMatch(/handed over through the team's secret manager/);

@@ -282,6 +282,25 @@ describe("docs/api.md quotes these messages as the API sends them", () => {
     expect(section("Authentication")).toContain(`\`${messageOf(response)}\``);
   });
 
+  it("Authentication: the messages for an expired key and for a read key creating a pet", async () => {
+    const expiredAt = "2026-12-01T00:00:00.000Z";
+    const expired = fakeDependencies(key, { keys: { verify: () => ({ refused: "expired", expiredAt }) } });
+    const readKey = fakeDependencies(key, { keys: { verify: () => ({ keyId: "key_read", scope: "read" }) } });
+
+    const refused = await invoke(createListPets(expired), { path: "/pets", headers: bearer(key) });
+    const forbidden = await invoke(createCreatePet(readKey), {
+      method: "POST",
+      path: "/pets",
+      headers: { ...bearer(key), "Content-Type": "application/json" },
+      body: "{}",
+    });
+
+    expect(refused.status).toBe(401);
+    expect(section("Authentication")).toContain(`\`${messageOf(refused)}\``);
+    expect(forbidden.status).toBe(403);
+    expect(section("Authentication")).toContain(`"message": "${messageOf(forbidden)}"`);
+  });
+
   it("List pets: the message for limit=05", async () => {
     const response = await invoke(createListPets(fakeDependencies(key)), {
       path: "/pets?limit=05",

@@ -176,7 +176,8 @@ describe("keys command arguments", () => {
     [["list", "--region", "eu-west-1"], "--region is for a deployed stage"],
     [["create", "--stage", "prod"], "create needs --name NAME"],
     [["revoke", "--stage", "prod"], "revoke needs the key id"],
-    [["rotate"], 'Unknown command "rotate"'],
+    [["rotate"], "rotate needs the key id"],
+    [["rename", "key_abc"], 'Unknown command "rename"'],
     // npm start revokes its own keys at its next start, and knows them by name.
     [["create", "--name", "npm start"], '"npm start" is the name npm start gives the keys it makes'],
     [["create", "--name", "npm start 2026-01-02T03:04:05.678Z"], "revokes at its next start; choose another name."],

@@ -1,5 +1,5 @@
 /** `npm run lint:owasp`: Spectral's OpenAPI and OWASP rules on the document, as the project configures them. */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -33,6 +33,21 @@ describe("npm run lint:owasp", { timeout: CHILD_PROCESS_TIMEOUT_MS }, () => {
     expect(output).toMatch(/error +request-string-limit .*components\.schemas\.NewPet\.properties\.name/);
     expect(output).toMatch(/error +owasp:api8:2023-no-server-http .*servers\[0\]\.url/);
     expect(output).toContain("breaks the rules above");
+  });
+
+  it("still checks the API-level security requirement names a defined scheme (the operations' scopes are allowed)", async () => {
+    const document = JSON.parse(JSON.stringify(buildOpenApiDocument()));
+    document.security = [{ apiKeyHeader: [] }];
+    // In the project (dist/ is ignored by git): .spectral.yaml's overrides match files relative to it.
+    mkdirSync(join(projectRoot, "dist"), { recursive: true });
+    const file = join(projectRoot, "dist", `owasp-lint-test-${process.pid}.json`);
+    writeFileSync(file, JSON.stringify(document, null, 2));
+
+    const { code, output } = await runToEnd(SCRIPT, [file], { cwd: projectRoot }).finally(() => rmSync(file));
+
+    expect(code).toBe(1);
+    expect(output).toMatch(/oas3-operation-security-defined .*security\[0\]\.apiKeyHeader/);
+    expect(output).not.toContain("must be listed among scopes");
   });
 
   it("gives every rule it turns off a reason on the line above", () => {
