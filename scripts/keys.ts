@@ -552,6 +552,14 @@ export async function runKeys(
         return;
       }
       case "rotate": {
+        if (target.kind === "local") {
+          // npm start revokes its own keys at its next start, by name: a replacement would inherit the name.
+          const old = (await store.list()).find((record) => record.keyId === parsed.keyId);
+          if (old && isNpmStartKeyName(old.name))
+            throw new UsageError(
+              `${parsed.keyId} is npm start's own key, which each start replaces; for a key that lasts, create one and pin it with PETSTORE_API_KEY.`,
+            );
+        }
         const now = clock();
         const { key, record, replaced } = await rotateApiKey(store, target.stage, parsed.keyId, {
           now,

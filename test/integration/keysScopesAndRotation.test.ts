@@ -16,6 +16,7 @@ import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
 import { DynamoKeyUsageStore } from "../../lib/auth/dynamoKeyUsageStore";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { ensureTable } from "../../local/dynamo";
+import { NPM_START_KEY_NAME } from "../../local/localKey";
 import { explainFailure, parseKeysArguments, runKeys, UsageError } from "../../scripts/keys";
 import { documentClient, rawClient, tableName } from "../support/dynamo";
 import { projectRoot, runToEnd } from "../support/processes";
@@ -201,6 +202,16 @@ describe("keys rotate", () => {
   });
 
   it.each([
+    [
+      "npm start's own key (each start replaces it)",
+      async () => {
+        const { record } = await issueApiKey(store(), "local", NPM_START_KEY_NAME, { now: created });
+        return {
+          keyId: record.keyId,
+          message: `${record.keyId} is npm start's own key, which each start replaces; for a key that lasts, create one and pin it with PETSTORE_API_KEY.`,
+        };
+      },
+    ],
     [
       "a revoked key",
       async () => {

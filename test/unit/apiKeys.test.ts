@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
 import {
-  type ApiKeyRecord,
-  type ApiKeyStore,
   apiKeyPrefix,
   generateApiKey,
   hasApiKeyShape,
@@ -12,8 +10,6 @@ import {
 import { InMemoryApiKeyStore } from "../../lib/auth/inMemoryApiKeyStore";
 import { createApiKeyVerifier, KEY_CACHE_TTL_MS } from "../../lib/auth/verifier";
 import { stages } from "../../lib/config";
-
-class MemoryKeyStore extends InMemoryApiKeyStore {}
 
 describe("API key format", () => {
   it("names its environment in a prefix and carries 43 base62 characters (over 128 bits)", () => {
@@ -49,7 +45,7 @@ describe("API key format", () => {
   });
 
   it("is stored only as its SHA-256 hash", async () => {
-    const store = new MemoryKeyStore();
+    const store = new InMemoryApiKeyStore();
 
     const { key, record } = await issueApiKey(store, "local", "ci");
 
@@ -60,7 +56,7 @@ describe("API key format", () => {
 
 describe("API key verification", () => {
   it("accepts an issued key and rejects unknown, malformed and other-stage keys", async () => {
-    const store = new MemoryKeyStore();
+    const store = new InMemoryApiKeyStore();
     const { key, record } = await issueApiKey(store, "local", "ci");
     const verifier = createApiKeyVerifier(store, "local");
 
@@ -72,7 +68,7 @@ describe("API key verification", () => {
   });
 
   it("does not read the store for tokens that cannot be keys", async () => {
-    const store = new MemoryKeyStore();
+    const store = new InMemoryApiKeyStore();
     const verifier = createApiKeyVerifier(store, "local");
 
     await verifier.verify("not-a-key");
@@ -82,7 +78,7 @@ describe("API key verification", () => {
   });
 
   it("reuses a lookup while it is fresh", async () => {
-    const store = new MemoryKeyStore();
+    const store = new InMemoryApiKeyStore();
     const { key } = await issueApiKey(store, "local", "ci");
     const verifier = createApiKeyVerifier(store, "local");
 
@@ -93,7 +89,7 @@ describe("API key verification", () => {
   });
 
   it("answers at once, without a promise, for a key it has cached and for a token that cannot be a key", async () => {
-    const store = new MemoryKeyStore();
+    const store = new InMemoryApiKeyStore();
     const { key, record } = await issueApiKey(store, "local", "ci");
     const verifier = createApiKeyVerifier(store, "local");
 
@@ -107,7 +103,7 @@ describe("API key verification", () => {
   });
 
   it("stops accepting a revoked key within 60 seconds", async () => {
-    const store = new MemoryKeyStore();
+    const store = new InMemoryApiKeyStore();
     const { key, record } = await issueApiKey(store, "local", "ci");
     let now = 0;
     const verifier = createApiKeyVerifier(store, "local", () => now);
