@@ -95,6 +95,8 @@ describe("provisioning the synthetic check's key", () => {
       keyHash: hashApiKey(key),
       createdAt: expect.any(String),
       revokedAt: undefined,
+      // It creates pets, so it may write.
+      scope: "write",
       // Its pets are its own: no client ever sees the check's test animals (lib/pets/collection.ts).
       synthetic: true,
     });
@@ -116,8 +118,8 @@ describe("provisioning the synthetic check's key", () => {
     await provisionSyntheticKey(remove(physicalResourceId), deps(secret));
     const afterDelete = await verifier().verify(secret.current() ?? "");
 
-    expect(accepted).toEqual({ keyId: data?.KeyId, synthetic: true });
-    expect(afterDelete).toBeUndefined();
+    expect(accepted).toEqual({ keyId: data?.KeyId, scope: "write", synthetic: true });
+    expect(afterDelete).toEqual({ refused: "revoked" });
   });
 
   /** The check's keys in the store that still work. */
