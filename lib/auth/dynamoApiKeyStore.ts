@@ -3,11 +3,11 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
   type UpdateCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import type { Deadline } from "../db/deadline";
+import { partitionItems } from "../db/partitionItems";
 import { storeCall } from "../db/storeErrors";
 import { epochSeconds, itemKeys, TTL_ATTRIBUTE } from "../db/table";
 import type { ApiKeyRecord, ApiKeyStore, KeyScope } from "./apiKeys";
@@ -84,24 +84,8 @@ export class DynamoApiKeyStore implements ApiKeyStore {
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    const records: ApiKeyRecord[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const result = await storeCall((options) =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: "pk = :pk",
-            ExpressionAttributeValues: { ":pk": itemKeys.apiKeyPartition },
-            ExclusiveStartKey: startKey,
-          }),
-          options,
-        ),
-      );
-      records.push(...(result.Items ?? []).map(toRecord));
-      startKey = result.LastEvaluatedKey;
-    } while (startKey);
-    return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    const items = await partitionItems(this.client, this.tableName, itemKeys.apiKeyPartition);
+    return items.map(toRecord).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
   async revoke(keyId: string, at: Date, note?: string): Promise<boolean> {

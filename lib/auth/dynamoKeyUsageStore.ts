@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { type DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { Deadline } from "../db/deadline";
+import { partitionItems } from "../db/partitionItems";
 import { storeCall } from "../db/storeErrors";
 import { epochSeconds, itemKeys, TTL_ATTRIBUTE } from "../db/table";
 import { SYNTHETIC_KEY_LIFETIME_SECONDS } from "./apiKeys";
@@ -52,29 +53,11 @@ export class DynamoKeyUsageStore implements KeyUsageStore {
   }
 
   async list(): Promise<KeyUse[]> {
-    const uses: KeyUse[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const result = await storeCall((options) =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: "pk = :pk",
-            ExpressionAttributeValues: { ":pk": itemKeys.keyUsePartition },
-            ExclusiveStartKey: startKey,
-          }),
-          options,
-        ),
-      );
-      for (const item of result.Items ?? []) {
-        uses.push({
-          keyId: item.keyId as string,
-          operationId: item.operationId as string,
-          lastUsedOn: item.lastUsedOn as string,
-        });
-      }
-      startKey = result.LastEvaluatedKey;
-    } while (startKey);
-    return uses;
+    const items = await partitionItems(this.client, this.tableName, itemKeys.keyUsePartition);
+    return items.map((item) => ({
+      keyId: item.keyId as string,
+      operationId: item.operationId as string,
+      lastUsedOn: item.lastUsedOn as string,
+    }));
   }
 }
