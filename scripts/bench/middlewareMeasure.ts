@@ -40,6 +40,7 @@ import { createHandler as createGetPet, getPetOperation } from "../../functions/
 import { createHandler as createListPets, listPetsOperation } from "../../functions/listPets";
 import { issueApiKey } from "../../lib/auth/apiKeys";
 import { InMemoryApiKeyStore } from "../../lib/auth/inMemoryApiKeyStore";
+import { createKeyUseRecorder } from "../../lib/auth/keyUsage";
 import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { loadRuntimeConfig, type StageName } from "../../lib/config";
 import type { Pet, PetStatus } from "../../lib/contract/schemas";
@@ -323,6 +324,9 @@ async function dependencies(telemetry?: Telemetry): Promise<BenchDependencies> {
     // The real clock: the key stays cached across the bench's clock steps, as a key in steady use
     // does in production; the stepped clock would expire it every 30 requests.
     keys: createApiKeyVerifier(store, stage, realNow),
+    // As deployed (lib/runtime.ts): the chain records the key's use, written once a day, so every
+    // measured request after the first takes the step's at-once path.
+    keyUses: createKeyUseRecorder({ recordUse: async () => true, list: async () => [] }),
     clock: () => new Date(),
     ...(telemetry ? { telemetry } : {}),
   };
