@@ -552,18 +552,15 @@ export async function runKeys(
         return;
       }
       case "rotate": {
-        if (target.kind === "local") {
-          // npm start revokes its own keys at its next start, by name: a replacement would inherit the name.
-          const old = (await store.list()).find((record) => record.keyId === parsed.keyId);
-          if (old && isNpmStartKeyName(old.name))
-            throw new UsageError(
-              `${parsed.keyId} is npm start's own key, which each start replaces; for a key that lasts, create one and pin it with PETSTORE_API_KEY.`,
-            );
-        }
         const now = clock();
         const { key, record, replaced } = await rotateApiKey(store, target.stage, parsed.keyId, {
           now,
           overlapSeconds: parsed.overlapSeconds,
+          // npm start revokes its own keys at its next start, by name: a replacement would inherit the name.
+          refuse: (old) =>
+            target.kind === "local" && isNpmStartKeyName(old.name)
+              ? `${old.keyId} is npm start's own key, which each start replaces; for a key that lasts, create one and pin it with PETSTORE_API_KEY.`
+              : undefined,
         });
         const stops = `${replaced.keyId} keeps working until ${replaced.expiresAt} (${fromNow(new Date(replaced.expiresAt), now)}), then expires.`;
         const ownExpiry = record.expiresAt === undefined ? "" : ` The new key expires at ${record.expiresAt}.`;

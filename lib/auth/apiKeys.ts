@@ -218,10 +218,10 @@ export interface ApiKeyStore {
    */
   revoke(keyId: string, at: Date, note?: string): Promise<boolean>;
   /**
-   * Records that `replacement` replaced the key and makes it expire at `expiresAt`, or at its own
-   * expiry when that is sooner; returns false when no key has that id.
+   * Records that the key with id `replacement` replaced `record`'s key, which now expires at
+   * `expiresAt`; returns false when the record is no longer stored.
    */
-  markReplaced(keyId: string, replacement: string, expiresAt: Date): Promise<boolean>;
+  markReplaced(record: ApiKeyRecord, replacement: string, expiresAt: Date): Promise<boolean>;
 }
 
 /** Who made a request: what handlers and logs may know about the key. */
@@ -310,7 +310,16 @@ export async function rotateApiKey(
   store: ApiKeyStore,
   stage: StageName,
   keyId: string,
-  { now = new Date(), overlapSeconds = DEFAULT_ROTATION_OVERLAP_SECONDS }: { now?: Date; overlapSeconds?: number } = {},
+  {
+    now = new Date(),
+    overlapSeconds = DEFAULT_ROTATION_OVERLAP_SECONDS,
+    refuse,
+  }: {
+    now?: Date;
+    overlapSeconds?: number;
+    /** The caller's own reason not to rotate a key (npm start's keys, locally), in one line. */
+    refuse?: (old: ApiKeyRecord) => string | undefined;
+  } = {},
 ): Promise<{ key: string; record: ApiKeyRecord; replaced: ApiKeyRecord & { readonly expiresAt: string } }> {
   if (!(Number.isSafeInteger(overlapSeconds) && overlapSeconds >= MIN_ROTATION_OVERLAP_SECONDS))
     throw new KeyRotationError(
@@ -322,6 +331,8 @@ export async function rotateApiKey(
   if (isExpired(old, now.getTime())) throw new KeyRotationError(`${keyId} has expired; create a new key instead.`);
   if (old.replacedBy)
     throw new KeyRotationError(`${keyId} was already replaced by ${old.replacedBy}; rotate that one.`);
+  const refusal = refuse?.(old);
+  if (refusal !== undefined) throw new KeyRotationError(refusal);
   const issued = await issueApiKey(store, stage, old.name, {
     now,
     scope: scopeOf(old),
@@ -334,7 +345,7 @@ export async function rotateApiKey(
   const unmarked = `${keyId} is unchanged and still works; revoke the unused ${issued.record.keyId} (keys revoke ${issued.record.keyId}) and rotate again`;
   let marked: boolean;
   try {
-    marked = await store.markReplaced(old.keyId, issued.record.keyId, expiresAt);
+    marked = await store.markReplaced(old, issued.record.keyId, expiresAt);
   } catch (error) {
     throw new KeyRotationError(`Marking ${keyId} replaced failed: ${unmarked}.`, { cause: error });
   }

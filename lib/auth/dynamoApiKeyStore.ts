@@ -89,35 +89,24 @@ export class DynamoApiKeyStore implements ApiKeyStore {
   }
 
   async revoke(keyId: string, at: Date, note?: string): Promise<boolean> {
-    return this.updateById(keyId, {
+    const record = (await this.list()).find((candidate) => candidate.keyId === keyId);
+    if (!record) return false;
+    return this.update(record, {
       UpdateExpression: `SET revokedAt = if_not_exists(revokedAt, :at)${note === undefined ? "" : ", revocationNote = if_not_exists(revocationNote, :note)"}`,
       ExpressionAttributeValues: { ":at": at.toISOString(), ...(note === undefined ? {} : { ":note": note }) },
     });
   }
 
-  async markReplaced(keyId: string, replacement: string, expiresAt: Date): Promise<boolean> {
-    return this.updateById(keyId, (record) => {
-      const expiry = epochSeconds(expiresAt);
-      const own = record.expiresAt === undefined ? undefined : epochSeconds(new Date(record.expiresAt));
-      return {
-        UpdateExpression: "SET replacedBy = :replacement, #expiry = :expiry",
-        ExpressionAttributeNames: { "#expiry": expiryAttributeOf(record) },
-        ExpressionAttributeValues: {
-          ":replacement": replacement,
-          ":expiry": own === undefined ? expiry : Math.min(own, expiry),
-        },
-      };
+  async markReplaced(record: ApiKeyRecord, replacement: string, expiresAt: Date): Promise<boolean> {
+    return this.update(record, {
+      UpdateExpression: "SET replacedBy = :replacement, #expiry = :expiry",
+      ExpressionAttributeNames: { "#expiry": expiryAttributeOf(record) },
+      ExpressionAttributeValues: { ":replacement": replacement, ":expiry": epochSeconds(expiresAt) },
     });
   }
 
-  /** Applies `update` to the key with id `keyId`; false when there is none (or it vanished meanwhile). */
-  private async updateById(
-    keyId: string,
-    update: UpdateParts | ((record: ApiKeyRecord) => UpdateParts),
-  ): Promise<boolean> {
-    const record = (await this.list()).find((candidate) => candidate.keyId === keyId);
-    if (!record) return false;
-    const parts = typeof update === "function" ? update(record) : update;
+  /** Applies `parts` to `record`'s item; false when it is no longer stored. */
+  private async update(record: ApiKeyRecord, parts: UpdateParts): Promise<boolean> {
     try {
       await storeCall((options) =>
         this.client.send(

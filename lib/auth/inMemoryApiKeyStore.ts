@@ -33,15 +33,12 @@ export class InMemoryApiKeyStore implements ApiKeyStore {
     }));
   }
 
-  async markReplaced(keyId: string, replacement: string, expiresAt: Date): Promise<boolean> {
-    return this.#update(keyId, (record) => {
-      const own = record.expiresAt === undefined ? Infinity : Date.parse(record.expiresAt);
-      return {
-        ...record,
-        replacedBy: replacement,
-        expiresAt: new Date(Math.min(own, expiresAt.getTime())).toISOString(),
-      };
-    });
+  async markReplaced(record: ApiKeyRecord, replacement: string, expiresAt: Date): Promise<boolean> {
+    return this.#update(record.keyId, (stored) => ({
+      ...stored,
+      replacedBy: replacement,
+      expiresAt: expiresAt.toISOString(),
+    }));
   }
 
   #update(keyId: string, change: (record: ApiKeyRecord) => ApiKeyRecord): boolean {
