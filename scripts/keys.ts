@@ -23,6 +23,7 @@ import {
   DEFAULT_ROTATION_OVERLAP_SECONDS,
   isExpired,
   issueApiKey,
+  KEY_CACHE_TTL_MS,
   KeyRotationError,
   type KeyScope,
   keyScopes,
@@ -34,7 +35,6 @@ import {
 import { DynamoApiKeyStore } from "../lib/auth/dynamoApiKeyStore";
 import { DynamoKeyUsageStore } from "../lib/auth/dynamoKeyUsageStore";
 import { type KeyUse, usageDayOf } from "../lib/auth/keyUsage";
-import { KEY_CACHE_TTL_MS } from "../lib/auth/verifier";
 import { SYNTHETIC_PET_RETENTION_SECONDS } from "../lib/pets/collection";
 import { LocalDatabaseError, openLocalDatabase } from "../local/localDatabase";
 import { isNpmStartKeyName } from "../local/localKey";

@@ -12,9 +12,6 @@ import {
   scopeOf,
 } from "./apiKeys";
 
-/** How long a lookup is reused (lib/auth/apiKeys.ts, where rotation depends on it too). */
-export { KEY_CACHE_TTL_MS };
-
 const MAX_CACHED_KEYS = 10_000;
 
 /**

@@ -10,12 +10,13 @@ import {
   generateApiKey,
   hashApiKey,
   issueApiKey,
+  KEY_CACHE_TTL_MS,
   KeyRotationError,
   MIN_ROTATION_OVERLAP_SECONDS,
   rotateApiKey,
 } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
-import { createApiKeyVerifier, KEY_CACHE_TTL_MS } from "../../lib/auth/verifier";
+import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { itemKeys, TTL_ATTRIBUTE } from "../../lib/db/table";
 import { documentClient, tableName } from "../support/dynamo";
 

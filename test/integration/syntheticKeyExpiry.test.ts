@@ -11,11 +11,12 @@ import {
   hashApiKey,
   isSyntheticApiKey,
   issueApiKey,
+  KEY_CACHE_TTL_MS,
   SYNTHETIC_KEY_LIFETIME_SECONDS,
   syntheticApiKeyPrefix,
 } from "../../lib/auth/apiKeys";
 import { DynamoApiKeyStore } from "../../lib/auth/dynamoApiKeyStore";
-import { createApiKeyVerifier, KEY_CACHE_TTL_MS } from "../../lib/auth/verifier";
+import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { epochSeconds, itemKeys, TTL_ATTRIBUTE } from "../../lib/db/table";
 import { documentClient, tableName } from "../support/dynamo";
 

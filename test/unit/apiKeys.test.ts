@@ -5,10 +5,11 @@ import {
   hasApiKeyShape,
   hashApiKey,
   issueApiKey,
+  KEY_CACHE_TTL_MS,
   stageOfKey,
 } from "../../lib/auth/apiKeys";
 import { InMemoryApiKeyStore } from "../../lib/auth/inMemoryApiKeyStore";
-import { createApiKeyVerifier, KEY_CACHE_TTL_MS } from "../../lib/auth/verifier";
+import { createApiKeyVerifier } from "../../lib/auth/verifier";
 import { stages } from "../../lib/config";
 
 describe("API key format", () => {
