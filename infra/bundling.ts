@@ -9,7 +9,7 @@ import type { BuildOptions } from "esbuild";
  * environment, which the default chain reads first. The SDK loads these lazily, so leaving them
  * out of the bundle only removes code that would never run there. The last two are the chain's
  * remote fallbacks (container and instance metadata), reached only when the environment has no
- * credentials; they are 17 KB of each bundle (npm run bench checks they stay lazy imports).
+ * credentials; they are 17 KB of each bundle (npm run bench checks they stay lazy imports: scripts/bench/build.ts).
  */
 export const UNUSED_CREDENTIAL_PROVIDERS = [
   "@aws-sdk/credential-provider-ini",
@@ -35,7 +35,7 @@ export const UNREACHED_SDK_MODULES = ["@smithy/core/event-streams"] as const;
  * Modules replaced in the bundles, as paths from the project root (esbuild resolves an alias in
  * its working directory, which is the project root for both CDK and the bench). Only @middy/core
  * imports node:stream/web, for streamed responses these functions never give; the bench fails if
- * anything else starts importing it.
+ * anything else starts importing it (scripts/bench/build.ts).
  */
 export const MODULE_ALIASES = { "node:stream/web": "./infra/shims/nodeStreamWeb.ts" } as const;
 
@@ -50,26 +50,15 @@ export const CREDENTIAL_ALIASES = {
   "@aws-sdk/credential-provider-node": "./infra/shims/lambdaCredentials.ts",
 } as const;
 
-/**
- * Each cut the bundles make to the SDK as it comes, in the order the bench adds them one by one
- * to measure what each saves (npm run bench, "what each cut saved").
- */
-export const BUNDLE_CUTS = [
-  { name: "unused credential providers left out", external: UNUSED_CREDENTIAL_PROVIDERS, alias: {} },
-  { name: "event streams left out", external: UNREACHED_SDK_MODULES, alias: {} },
-  { name: "node:stream/web replaced", external: [], alias: MODULE_ALIASES },
-  { name: "credentials from the environment only", external: [], alias: CREDENTIAL_ALIASES },
-] as const;
-
 /** Node version the bundles target: the functions' runtime (infra/stacks/petStoreStack.ts; a test keeps them equal). */
 export const LAMBDA_NODE_TARGET = "node24";
 
 /**
- * How any Lambda bundle is built, before the cuts: bundled, minified ESM for the functions' Node,
- * preferring the SDK's ES module builds (they tree-shake better). The bench's baseline handler is
- * built with exactly these: the SDK as it comes.
+ * How every Lambda bundle is built: bundled, minified ESM for the functions' Node, preferring the
+ * SDK's ES module builds (they tree-shake better), without the code left out above and with the
+ * stand-ins of the aliases. npm run bench builds its floor handler with exactly these options too.
  */
-export const sdkAsItComesEsbuildOptions = {
+export const lambdaEsbuildOptions = {
   bundle: true,
   platform: "node",
   format: "esm",
@@ -80,16 +69,6 @@ export const sdkAsItComesEsbuildOptions = {
   mainFields: ["module", "main"],
   // Some CommonJS dependencies call require(); ESM output needs one defined.
   banner: { js: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);" },
+  external: [...UNUSED_CREDENTIAL_PROVIDERS, ...UNREACHED_SDK_MODULES],
+  alias: { ...MODULE_ALIASES, ...CREDENTIAL_ALIASES },
 } as const satisfies BuildOptions;
-
-/** The options with the first `count` cuts of BUNDLE_CUTS (all of them by default). */
-export function withCuts(count: number = BUNDLE_CUTS.length) {
-  const cuts = BUNDLE_CUTS.slice(0, count);
-  return {
-    ...sdkAsItComesEsbuildOptions,
-    external: cuts.flatMap((cut) => [...cut.external]),
-    alias: Object.assign({}, ...cuts.map((cut) => cut.alias)) as Record<string, string>,
-  } satisfies BuildOptions;
-}
-
-export const lambdaEsbuildOptions = withCuts();

@@ -1,43 +1,46 @@
 /**
- * Builds every function with the deployed esbuild options, the baseline handler with the options
- * any Lambda bundle starts from (the SDK as it comes), the bench's own entries, and the cut ladder:
- * createPet built with the cuts of infra/bundling.ts added one at a time.
+ * The bundles the cold section measures (./cold.ts): each function exactly as deployed, and the
+ * bare handler (./bareHandler.ts) twice: with those same options and cuts (the floor) and as CDK's
+ * NodejsFunction bundles a handler by default (the peer).
  */
 import { mkdir, rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { type BuildOptions, build, type Metafile } from "esbuild";
-import { BUNDLE_CUTS, lambdaEsbuildOptions, sdkAsItComesEsbuildOptions, withCuts } from "../../infra/bundling";
-import { type OperationId, routeList, routes } from "../../lib/routes";
+import { LAMBDA_NODE_TARGET, lambdaEsbuildOptions } from "../../infra/bundling";
+import { type OperationId, routeList } from "../../lib/routes";
 
 export const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const benchDir = `${projectRoot}.bench`;
-const bundleDir = `${benchDir}/bundles`;
-
-/** "ladder": a step of the cut ladder, for "what each cut saved" only (not a deployed bundle). */
-export type BundleKind = "function" | "baseline" | "observability" | "reference" | "ladder";
-
-export interface Bundle {
-  readonly name: string;
-  readonly kind: BundleKind;
-  readonly file: string;
-  readonly bytes: number;
-  /** Source files in the bundle (the metafile's inputs of its output). */
-  readonly modules: number;
-  /** Bytes of the bundle that come from the logging and metrics code. */
-  readonly observabilityBytes: number;
-  /** The operation whose handler it is: functions and ladder steps. */
-  readonly operationId?: OperationId;
-  /** Ladder steps only: the names of the cuts of BUNDLE_CUTS it is built with, in their order. */
-  readonly cuts?: readonly string[];
-}
+export const bundleDir = `${benchDir}/bundles`;
+const BARE_ENTRY = "scripts/bench/bareHandler.ts";
 
 /**
- * The function the ladder is built from: the one whose first request makes the most DynamoDB
- * calls (key lookup, idempotency record, id counter, insert), so the most SDK code runs cold.
+ * What NodejsFunction gives esbuild for a nodejs24.x function when nothing is set
+ * (node_modules/aws-cdk-lib/aws-lambda-nodejs/lib/bundling.js, buildEsbuildArgs): `--bundle
+ * --target=node24 --platform=node --outfile=index.js`, no --format (esbuild's default for node is
+ * CommonJS), no --minify, no --main-fields, and the runtime's SDK left out (sdkV3Externals /
+ * defaultExternals: `@aws-sdk/*`, and `@smithy/*` too under the feature flag
+ * "@aws-cdk/aws-lambda-nodejs:sdkV3ExcludeSmithyPackages", which this project's cdk.json and a new
+ * `cdk init` app set; its README, "Externals").
  */
-export const LADDER_OPERATION: OperationId = "createPet";
+export const cdkDefaultEsbuildOptions = {
+  bundle: true,
+  platform: "node",
+  target: LAMBDA_NODE_TARGET,
+  format: "cjs",
+  external: ["@aws-sdk/*", "@smithy/*"],
+} as const satisfies BuildOptions;
 
-const observabilitySources = /^(lib\/observability\/|lib\/http\/middleware\/requestTelemetry\.ts$)/;
+/** ours: a deployed function; floor: the bare handler built as ours; peer: built as CDK's default. */
+export const SIDES = ["ours", "floor", "peer"] as const;
+export type Side = (typeof SIDES)[number];
+
+/** Where a side's bundle is, under bundleDir: the peer as CDK names it. */
+export const bundleFile = (side: Side, operationId: OperationId) =>
+  ({ ours: `${operationId}.mjs`, floor: "floor.mjs", peer: "peer/index.js" })[side];
+
+/** `modules`: source files in the bundle; `operationId`: a function's (the bare handler answers all). */
+export type Bundle = { side: Side; operationId?: OperationId; file: string; bytes: number; modules: number };
 
 /** Each shim of MODULE_ALIASES (infra/bundling.ts) and the only code allowed to import it. */
 const shimImporters: Record<string, RegExp> = {
@@ -45,116 +48,38 @@ const shimImporters: Record<string, RegExp> = {
   "infra/shims/nodeStreamWeb.ts": /(^|\/)node_modules\/@middy\/core\//,
 };
 
-interface BundleSpec {
-  readonly name: string;
-  readonly kind: BundleKind;
-  readonly entry: string;
-  readonly options: BuildOptions;
-  readonly operationId?: OperationId;
-  readonly cuts?: readonly string[];
-}
-
-async function buildOne({ name, kind, entry, options, operationId, cuts }: BundleSpec): Promise<Bundle> {
-  const file = `${bundleDir}/${name}.mjs`;
-  // The shared options unchanged; only where to read and write, and the metafile to measure with.
-  const result = await build({
-    ...options,
-    entryPoints: [`${projectRoot}${entry}`],
-    outfile: file,
-    absWorkingDir: projectRoot,
-    metafile: true,
-    logLevel: "warning",
-  });
+async function buildOne(side: Side, entry: string, operationId: OperationId): Promise<Bundle> {
+  const options = side === "peer" ? cdkDefaultEsbuildOptions : lambdaEsbuildOptions;
+  const outfile = bundleFile(side, operationId);
+  const file = `${bundleDir}/${outfile}`;
+  const where = { entryPoints: [`${projectRoot}${entry}`], outfile: file, absWorkingDir: projectRoot };
+  const result = await build({ ...options, ...where, metafile: true, logLevel: "warning" });
   const output = Object.values(result.metafile.outputs)[0] as Metafile["outputs"][string];
-  // A package left external must only be reachable through a lazy import: Lambda has no node_modules.
-  const eager = output.imports.filter(
-    (entry) => entry.external && entry.kind !== "dynamic-import" && !entry.path.startsWith("node:"),
-  );
-  if (eager.length > 0) {
-    throw new Error(`${name}: external packages imported eagerly: ${eager.map((entry) => entry.path).join(", ")}`);
-  }
-  // A stand-in answers only what its one intended importer asks of the module it replaces.
-  for (const [path, input] of Object.entries(result.metafile.inputs)) {
-    for (const entry of input.imports) {
-      const expected = shimImporters[entry.path];
-      if (expected && !expected.test(path)) {
-        throw new Error(`${name}: ${path} imports ${entry.path}, which only ${expected} may use (infra/bundling.ts)`);
+  if (side !== "peer") {
+    // A package left external must only be reachable through a lazy import: Lambda has no node_modules.
+    const eager = output.imports.filter((i) => i.external && i.kind !== "dynamic-import" && !/^node:/.test(i.path));
+    if (eager.length > 0)
+      throw new Error(`${outfile}: external packages imported eagerly: ${eager.map((i) => i.path)}`);
+    // A stand-in answers only what its one intended importer asks of the module it replaces.
+    for (const [path, input] of Object.entries(result.metafile.inputs)) {
+      for (const { path: imported } of input.imports) {
+        const allowed = shimImporters[imported];
+        if (allowed && !allowed.test(path))
+          throw new Error(`${outfile}: ${path} imports ${imported} (infra/bundling.ts)`);
       }
     }
   }
-  const observabilityBytes = Object.entries(output.inputs)
-    .filter(([path]) => observabilitySources.test(path))
-    .reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
-  return {
-    name,
-    kind,
-    file,
-    bytes: output.bytes,
-    modules: Object.keys(output.inputs).length,
-    observabilityBytes,
-    ...(operationId ? { operationId } : {}),
-    ...(cuts ? { cuts } : {}),
-  };
-}
-
-/** The name of the ladder step with the first `cutCount` cuts; with all of them, the function's own. */
-export function ladderStepName(cutCount: number): string {
-  return cutCount >= BUNDLE_CUTS.length ? LADDER_OPERATION : `${LADDER_OPERATION}.cuts${cutCount}`;
-}
-
-/**
- * The ladder's steps below the deployed bundle: the first k cuts for k = 0 … BUNDLE_CUTS.length − 1.
- * The last step, every cut, is the deployed function bundle itself (built once, as a "function").
- */
-function ladderSpecs(): BundleSpec[] {
-  const route = routes[LADDER_OPERATION];
-  return BUNDLE_CUTS.map((_, cutCount) => ({
-    name: ladderStepName(cutCount),
-    kind: "ladder",
-    entry: route.handlerFile,
-    options: withCuts(cutCount),
-    operationId: route.operationId,
-    cuts: BUNDLE_CUTS.slice(0, cutCount).map((cut) => cut.name),
-  }));
-}
-
-/** The ladder in order, from no cut to every cut (the deployed bundle): step k has the first k cuts. */
-export function cutLadder(bundles: readonly Bundle[]): Bundle[] {
-  return Array.from({ length: BUNDLE_CUTS.length + 1 }, (_, cutCount) => {
-    const step = bundles.find((bundle) => bundle.name === ladderStepName(cutCount));
-    if (!step) throw new Error(`no bundle ${ladderStepName(cutCount)} (scripts/bench/build.ts)`);
-    return step;
-  });
+  const modules = Object.keys(output.inputs).length;
+  return { side, file, bytes: output.bytes, modules, ...(side === "ours" && { operationId }) };
 }
 
 export async function buildBundles(): Promise<Bundle[]> {
   await rm(bundleDir, { recursive: true, force: true });
-  await mkdir(bundleDir, { recursive: true });
-  const allCuts = BUNDLE_CUTS.map((cut) => cut.name);
-  const specs: BundleSpec[] = [
-    ...routeList.map((route) => ({
-      name: route.operationId,
-      kind: "function" as const,
-      entry: route.handlerFile,
-      options: lambdaEsbuildOptions,
-      operationId: route.operationId as OperationId,
-      ...(route.operationId === LADDER_OPERATION ? { cuts: allCuts } : {}),
-    })),
-    // The same client as the functions' with nothing of ours, bundled as any Lambda would be.
-    {
-      name: "baseline",
-      kind: "baseline",
-      entry: "scripts/bench/baselineHandler.ts",
-      options: sdkAsItComesEsbuildOptions,
-    },
-    {
-      name: "observability",
-      kind: "observability",
-      entry: "scripts/bench/observabilityEntry.ts",
-      options: lambdaEsbuildOptions,
-    },
-    { name: "emptyBundle", kind: "reference", entry: "scripts/bench/emptyEntry.ts", options: lambdaEsbuildOptions },
-    ...ladderSpecs(),
-  ];
-  return Promise.all(specs.map(buildOne));
+  await mkdir(`${bundleDir}/peer`, { recursive: true });
+  const functions = routeList.map((r) => buildOne("ours", r.handlerFile, r.operationId as OperationId));
+  // The bare handler answers every operation: built once per side.
+  return Promise.all([
+    ...functions,
+    ...(["floor", "peer"] as const).map((side) => buildOne(side, BARE_ENTRY, "listPets")),
+  ]);
 }

@@ -5,6 +5,7 @@
  * and the cold request. Each adds what its own measurement needs.
  */
 import { randomBytes } from "node:crypto";
+import { dirname } from "node:path";
 
 /** An X-Ray trace header as Lambda sets it for each invocation (_X_AMZN_TRACE_ID). */
 export function lambdaTraceHeader(): string {
@@ -34,5 +35,40 @@ export function lambdaRuntimeVariables(fn: LambdaFunction): Record<string, strin
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
     AWS_LAMBDA_FUNCTION_VERSION: fn.version,
     LAMBDA_TASK_ROOT: fn.taskRoot,
+  };
+}
+
+/** `nodePath` only for a bundle that leaves the SDK to the runtime (Lambda's NODE_PATH includes
+ * /var/runtime/node_modules, where its SDK is, link above); `dynamo.caFile` makes `endpoint` trusted. */
+type ColdEnvironmentOptions = Omit<LambdaFunction, "region" | "version"> & {
+  node: string;
+  dynamo: { endpoint: string; caFile: string; tableName: string };
+  stage: string;
+  nodePath?: string;
+};
+
+/**
+ * A cold function's whole environment: only what Lambda sets, the stack's own variables, and the
+ * two that point the SDK at the local https endpoint (AWS_ENDPOINT_URL_DYNAMODB:
+ * https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html). Not DYNAMODB_ENDPOINT:
+ * it gives the functions static local credentials, which Lambda never does.
+ */
+export function coldEnvironment(options: ColdEnvironmentOptions): Record<string, string> {
+  return {
+    PATH: `${dirname(options.node)}:/usr/local/bin:/usr/bin:/bin`,
+    ...lambdaRuntimeVariables({ ...options, region: "us-east-1", version: "1" }),
+    ...(options.nodePath ? { NODE_PATH: options.nodePath } : {}),
+    // Where the bundle is; no ~/.aws within reach.
+    HOME: options.taskRoot,
+    // The execution role's temporary credentials, as Lambda hands them over (fake: dynalite accepts any).
+    AWS_ACCESS_KEY_ID: "ASIABENCHCOLDSTART",
+    AWS_SECRET_ACCESS_KEY: "bench-cold-start-secret",
+    AWS_SESSION_TOKEN: "bench-cold-start-session-token",
+    _X_AMZN_TRACE_ID: lambdaTraceHeader(),
+    AWS_ENDPOINT_URL_DYNAMODB: options.dynamo.endpoint,
+    NODE_EXTRA_CA_CERTS: options.dynamo.caFile,
+    PETS_TABLE_NAME: options.dynamo.tableName,
+    PETSTORE_STAGE: options.stage,
+    LOG_LEVEL: "INFO",
   };
 }

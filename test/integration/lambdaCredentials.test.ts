@@ -19,14 +19,14 @@ import { DynamoPetRepository } from "../../lib/pets/repository";
 import { routes } from "../../lib/routes";
 import { toProxyEvent } from "../../local/proxyEvent";
 import { projectRoot } from "../../scripts/bench/build";
-import { lambdaEnvironment, runFirstResponse, stagingMemoryMb } from "../../scripts/bench/firstResponse";
-import { type HttpsDynamo, startHttpsDynamo } from "../../scripts/bench/tls";
+import { type DelayedDynamo, runCold, stagingMemoryMb, startDelayedDynamo } from "../../scripts/bench/cold";
+import { coldEnvironment } from "../../scripts/bench/lambdaEnvironment";
 import { ensureNode, NODE_VERSIONS } from "../../scripts/nodeVersions";
 
 const STAGE = "staging";
 const pet = { id: 1, name: "Rex", categoryId: 1, status: "available" } as const;
 
-let dynamo: HttpsDynamo;
+let dynamo: DelayedDynamo;
 let dir: string;
 let node: string;
 let bundleFile: string;
@@ -45,13 +45,15 @@ beforeAll(async () => {
     absWorkingDir: projectRoot,
     logLevel: "warning",
   });
-  dynamo = await startHttpsDynamo(`test-${randomUUID()}`);
+  // No added latency: this checks where the credentials come from, not how long a call takes.
+  dynamo = await startDelayedDynamo(`test-${randomUUID()}`, 0);
   const documents = DynamoDBDocumentClient.from(dynamo.client);
   ({ key: apiKey } = await issueApiKey(new DynamoApiKeyStore(documents, dynamo.tableName), STAGE, "credentials"));
   await new DynamoPetRepository(documents, dynamo.tableName).insert(pet, SHARED_PETS);
-  env = lambdaEnvironment({
+  env = coldEnvironment({
     node,
     functionName: `petstore-${STAGE}-getPet`,
+    nodeMajor: NODE_VERSIONS.lambda.split(".")[0] as string,
     taskRoot: dir,
     dynamo,
     stage: STAGE,
@@ -79,7 +81,7 @@ function getPetRequest() {
 
 describe("the deployed getPet bundle, run as Lambda runs it", () => {
   it("answers with the credentials Lambda puts in its environment, and signs its calls with them", async () => {
-    const answer = await runFirstResponse({ node, bundleFile, event: getPetRequest(), env, cwd: dir });
+    const answer = await runCold({ node, file: bundleFile, event: getPetRequest(), env, cwd: dir });
 
     expect(answer.statusCode).toBe(200);
     expect(JSON.parse(answer.body ?? "")).toEqual(pet);
@@ -89,9 +91,9 @@ describe("the deployed getPet bundle, run as Lambda runs it", () => {
   it("without credentials in its environment, answers the API's error shape and no stack trace", async () => {
     const { AWS_ACCESS_KEY_ID: _id, AWS_SECRET_ACCESS_KEY: _secret, ...withoutCredentials } = env;
 
-    const answer = await runFirstResponse({
+    const answer = await runCold({
       node,
-      bundleFile,
+      file: bundleFile,
       event: getPetRequest(),
       env: withoutCredentials,
       cwd: dir,
