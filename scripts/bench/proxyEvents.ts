@@ -1,15 +1,11 @@
 /**
- * The API Gateway events the middleware bench invokes each side with. One event in the shape API
- * Gateway sends a Lambda proxy integration of a REGIONAL REST API, events/restApiRegional.json
- * (`GET /v1/pets?limit=20`; where its shape comes from: events/README.md and
- * https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html#api-gateway-simple-proxy-for-lambda-input-format),
- * and the other operations' events derived from it, as the same client would send them. Each is
- * handed over as JSON text, which the bench parses for every invocation, as Lambda's runtime
- * parses each invocation's payload: every request then gets an event of its own, with the full
- * header set in `headers` and `multiValueHeaders`.
+ * The events the warm bench (./warmChild.ts) invokes each side with: the one a REGIONAL REST API
+ * sends its Lambda proxy integration for `GET /v1/pets?limit=20`, events/restApiRegional.json (its
+ * shape's sources: events/README.md), and the other operations' events derived from it, as the same
+ * client would send them. Each is JSON text, parsed for every invocation as Lambda's runtime parses
+ * each payload: every request gets an event of its own, its headers in both header maps.
  */
 import { readFileSync } from "node:fs";
-import { APIGatewayProxyEventSchema } from "@aws-lambda-powertools/parser/schemas/api-gateway";
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import type { NewPet } from "../../lib/contract/schemas";
 import type { OperationId } from "../../lib/routes";
@@ -19,14 +15,12 @@ const KEY_PLACEHOLDER = "{{API_KEY}}";
 
 const recordedText = readFileSync(new URL("./events/restApiRegional.json", import.meta.url), "utf8");
 
-export const NEW_PET_BODY = JSON.stringify({ name: "Rex", categoryId: 1, status: "available" } satisfies NewPet);
+const NEW_PET_BODY = JSON.stringify({ name: "Rex", categoryId: 1, status: "available" } satisfies NewPet);
 
 /** The pet getPet asks for: one of the hundred the bench's repositories start with. */
-export const PET_ID = "7";
+const PET_ID = "7";
 
-function recorded(): APIGatewayProxyEvent {
-  return JSON.parse(recordedText) as APIGatewayProxyEvent;
-}
+const recorded = () => JSON.parse(recordedText) as APIGatewayProxyEvent;
 
 /** Both header maps with `name` set: API Gateway hands every header over in each. */
 function withHeader(event: APIGatewayProxyEvent, name: string, value: string): void {
@@ -48,12 +42,7 @@ function onResource(
     path,
     queryStringParameters: null,
     multiValueQueryStringParameters: null,
-    requestContext: {
-      ...context,
-      resourceId,
-      resourcePath: resource,
-      path: `/${context.stage}${path}`,
-    },
+    requestContext: { ...context, resourceId, resourcePath: resource, path: `/${context.stage}${path}` },
   };
 }
 
@@ -78,14 +67,4 @@ const derivations: Record<OperationId, () => APIGatewayProxyEvent> = {
 /** The operation's event as JSON text, its Authorization header carrying `apiKey`. */
 export function proxyEventText(operationId: OperationId, apiKey: string): string {
   return JSON.stringify(derivations[operationId]()).replaceAll(KEY_PLACEHOLDER, apiKey);
-}
-
-/**
- * What is wrong with `event` as a REST API proxy event by Powertools' schema of it (as
- * scripts/rehearse/apiGateway.ts checks the rehearsal's events), one line per issue.
- */
-export function proxyEventProblems(event: unknown): string[] {
-  const parsed = APIGatewayProxyEventSchema.safeParse(event);
-  if (parsed.success) return [];
-  return parsed.error.issues.map((issue) => `${issue.path.join(".") || "(the event)"}: ${issue.message}`);
 }

@@ -1,0 +1,153 @@
+/**
+ * `npm run bench`, section 3: what our Middy chain adds to a warm request, against Powertools
+ * Logger + Metrics as documented and against Powertools writing what our chain writes, each
+ * operation on each pinned Node (./warmChild.ts measures; this starts it and turns its result into
+ * figures). Alone: `npx tsx scripts/bench/warm.ts [--iterations 3000] [--rounds 8]`.
+ */
+import { type SpawnOptions, spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Readable } from "node:stream";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { lambdaRuntimeVariables } from "./lambdaEnvironment";
+import { type Figure, figure, TARGETS, type Target } from "./report";
+import { BENCH_RUNTIMES, type BenchRuntime, nodeOf } from "./runtimes";
+import { median, upperQuartile } from "./stats";
+import { CLOCK_STEP_MS } from "./steppedClock";
+import type { SideName, WarmResult } from "./warmChild";
+
+const SECTION = "3 Warm request";
+/** The descriptor ./warmChild.ts sends its result on. */
+export const RESULT_FD = 3;
+const SIDE_LABELS: Record<SideName, string> = {
+  bare: "bare operation",
+  ours: "our chain",
+  powertools: "Powertools as documented",
+  powertoolsSame: "Powertools writing our content",
+};
+const FUNCTION_NAME = "Production-PetStore-listPets";
+const CHILD = fileURLToPath(new URL("./warmChild.ts", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * A deployed function's environment, and nothing else (none of Powertools' own settings: its
+ * POWERTOOLS_DEV would swap its Console for the global one): what Lambda sets (./lambdaEnvironment.ts)
+ * and what the stack adds (infra/stacks/petStoreStack.ts: table, stage, log level).
+ */
+function deployedEnvironment(runtime: BenchRuntime, node: string): NodeJS.ProcessEnv {
+  const fn = { functionName: FUNCTION_NAME, memoryMb: 512, region: "us-east-1", version: "42", taskRoot: "/var/task" };
+  return {
+    PATH: `${dirname(node)}:/usr/local/bin:/usr/bin:/bin`,
+    ...lambdaRuntimeVariables({ ...fn, nodeMajor: /^v(\d+)\./.exec(runtime.version)?.[1] ?? "22" }),
+    ...{ PETS_TABLE_NAME: "petstore-bench", PETSTORE_STAGE: "prod", LOG_LEVEL: "INFO", AWS_LAMBDA_LOG_FORMAT: "JSON" },
+    AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${FUNCTION_NAME}`,
+    AWS_LAMBDA_LOG_STREAM_NAME: "2026/03/17/[42]0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+  };
+}
+
+/**
+ * Runs ./warmChild.ts on `node`. Its stdout is /dev/null: every line is still written with a
+ * write(2) by Node's own stdout stream (synchronous on a file, as on Lambda's stdout pipe), so each
+ * side pays each of its writes, but no reader has to be woken: on a pipe whose reader sleeps, each
+ * write would cost that wake-up, set by the OS scheduler rather than by either side's code, and the
+ * ratios would mostly measure the scheduler.
+ */
+function runChild(runtime: BenchRuntime, node: string, iterations: number, rounds: number): Promise<WarmResult> {
+  const devNull = openSync("/dev/null", "w");
+  let child: ReturnType<typeof spawn>;
+  try {
+    const options = { cwd: ROOT, env: deployedEnvironment(runtime, node), stdio: ["ignore", devNull, "pipe", "pipe"] };
+    child = spawn(node, ["--import", "tsx", CHILD, `${iterations}`, `${rounds}`], options as SpawnOptions);
+  } finally {
+    closeSync(devNull); // the child has its own descriptor on it
+  }
+  let result = "";
+  let stderr = "";
+  (child.stdio[RESULT_FD] as Readable).on("data", (chunk: Buffer) => {
+    result += chunk.toString();
+  });
+  (child.stderr as Readable).on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2000);
+  });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code, signal) => {
+      if (code === 0 && result !== "") return resolve(JSON.parse(result) as WarmResult);
+      const last = stderr.trim().split("\n").at(-1) || "no result";
+      reject(new Error(`warm request on Node ${runtime.version} failed (exit ${code ?? signal}): ${last}`));
+    });
+  });
+}
+
+export async function measureWarm(options: {
+  runtime: BenchRuntime;
+  node: string;
+  iterations: number;
+  rounds: number;
+}): Promise<{ figures: Figure[]; details: WarmResult }> {
+  const { runtime, iterations, rounds } = options;
+  const result = await runChild(runtime, options.node, iterations, rounds);
+  const quiet =
+    `Each invocation gets a freshly parsed REST proxy event, a new request id and trace header, and its side's ` +
+    `clock moves on ${CLOCK_STEP_MS} ms (a quiet container: a new second per request, a key lookup every 30).`;
+  const method =
+    `In one process per Node with a deployed function's environment and stdout /dev/null, ${iterations} ` +
+    `invocations per side and operation in ${rounds} rounds, the sides in a new shuffled order for every ` +
+    `invocation: the bare operation, our chain (functions/*.ts, in-memory stores), and the bare operation in ` +
+    `Middy with Powertools Logger injectLambdaContext + Metrics logMetrics, as documented (one line, one ` +
+    `metric) and writing our request line's fields and our 7 metrics; every Middy side with MIDDY_OPTIONS ` +
+    `(lib/http/apiHandler.ts). Per round: (p50 ours − p50 bare) / (p50 peer − p50 bare); the value is the ` +
+    `median over rounds and the target is judged on their upper quartile. ${quiet}`;
+  const timesMethod = `Each side's time per invocation over those rounds, to its answer and writes' completions. ${quiet}`;
+  const figures: Figure[] = [];
+  const id = (operation: string, name: string) => `middleware.${runtime.idPart}${operation}.${name}`;
+  for (const [operation, measured] of Object.entries(result.operations)) {
+    const ratio = (name: string, peer: string, byRound: number[], target: Target) =>
+      figure({
+        ...{ id: id(operation, name), section: SECTION, runtime: runtime.version, unit: "", method, target },
+        label: `${operation}: added time per request, ours / ${peer}`,
+        value: median(byRound),
+        upperQuartile: upperQuartile(byRound),
+      });
+    figures.push(
+      ratio("peerRatio", SIDE_LABELS.powertools, measured.peerRatioByRound, TARGETS.warmPeerRatio),
+      ratio("equalPeerRatio", SIDE_LABELS.powertoolsSame, measured.equalPeerRatioByRound, TARGETS.warmEqualPeerRatio),
+    );
+    for (const [side, times] of Object.entries(measured.sides)) {
+      for (const quantile of ["p50", "p99"] as const) {
+        const label = `${operation}: ${SIDE_LABELS[side as SideName]}, ${quantile}`;
+        const fields = { section: SECTION, runtime: runtime.version, label, unit: "µs", method: timesMethod };
+        figures.push(figure({ ...fields, id: id(operation, `${side}.${quantile}Us`), value: times[`${quantile}Us`] }));
+      }
+    }
+  }
+  return { figures, details: result };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { markdownTables } = await import("./report");
+  const options = {
+    iterations: { type: "string", default: "3000" },
+    rounds: { type: "string", default: "8" },
+  } as const;
+  try {
+    const { values } = parseArgs({ options });
+    const [iterations, rounds] = [Number(values.iterations), Number(values.rounds)];
+    if (!(Number.isInteger(iterations) && Number.isInteger(rounds) && iterations >= rounds && rounds >= 1)) {
+      throw new Error("--iterations and --rounds must be whole numbers, rounds at least 1 and at most iterations");
+    }
+    const figures: Figure[] = [];
+    for (const runtime of BENCH_RUNTIMES) {
+      const warm = await measureWarm({ runtime, node: await nodeOf(runtime), iterations, rounds });
+      figures.push(...warm.figures);
+      for (const [operation, { keyLookups, invocations }] of Object.entries(warm.details.operations)) {
+        console.log(`${runtime.version} ${operation}: ${keyLookups} key lookups in ${invocations} requests of ours`);
+      }
+    }
+    console.log(markdownTables(figures));
+  } catch (error) {
+    console.error(`warm bench: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  }
+}
