@@ -1,10 +1,9 @@
 /**
  * `npm run bench:capacity`: each stage's capacity and cost on paper (docs/capacity.md). The stage
- * facts come from the per-stage config (infra/config.ts) and from the stacks built from it (function
- * architecture, tracing, reserved concurrency); the per-request facts are measured on dynalite
- * (./requestCost.ts, ./shardedDesign.ts); AWS's limits and unit prices are below, each with its
- * source. The command measures, rewrites the generated parts of docs/capacity.md and prints them;
- * test/integration/capacityDoc.test.ts checks the document against the config and a fresh measurement.
+ * facts come from infra/config.ts and the stacks built from it; the per-request facts are measured
+ * on dynalite (./requestCost.ts); AWS's limits and unit prices are below, each with its source. The
+ * command measures, rewrites the generated parts of docs/capacity.md and prints them;
+ * test/integration/capacityDoc.test.ts checks the page against the config and a fresh measurement.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -14,85 +13,82 @@ import type { TableArea } from "../../lib/db/table";
 import { metricNames } from "../../lib/observability/metrics";
 import { type OperationId, routes } from "../../lib/routes";
 import { MINIMUM_UNRESERVED_CONCURRENCY } from "../preflight/checks";
-import type { CostedRequest, RequestCostResult } from "./requestCost";
-import { HOST_RUNTIME, rerunOnHost } from "./runtimes";
-import type { ShardedDesignResult } from "./shardedDesign";
+import { PAGE, readPublishedFigures } from "./report";
+import type { RequestCostResult } from "./requestCost";
+import { BENCH_RUNTIMES, type BenchRuntime, HOST_RUNTIME, rerunOnHost } from "./runtimes";
 
 export const CAPACITY_DOC = new URL("../../docs/capacity.md", import.meta.url);
 
-/**
- * CloudWatch Logs counts each log event as its UTF-8 message plus 26 bytes.
- * https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutLogEvents.html
- */
+/** Each log event as CloudWatch Logs counts it: its UTF-8 message plus 26 bytes (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutLogEvents.html). */
 export const LOG_EVENT_OVERHEAD_BYTES = 26;
 
+/** The pets ./requestCost.ts seeds, which its gets ask for. */
+export const SEEDED_PETS = 100;
+const newPet = (index: number) => JSON.stringify({ name: `Rex the ${index}th`, categoryId: 3, status: "available" });
+
 /**
- * AWS's limits on the request path, as documented. Defaults of a fresh account; the ones marked
- * adjustable are raised through Service Quotas.
+ * One kind of request costed: the page's column title, what its row adds after the method and path,
+ * the function serving it, scripts/bench/cold.ts's case pricing its cold start if not the function's,
+ * and request `index` of the kind (every create a new pet, every idempotent one a new key; a request
+ * with a body is a create, answered 201, the others 200).
  */
+interface Costed {
+  readonly title: string;
+  readonly note: string;
+  readonly operation: OperationId;
+  readonly coldCase?: string;
+  readonly request: (index: number) => CostedCall;
+}
+type CostedCall = { search?: string; petId?: string; body?: string; headers?: Record<string, string> };
+
+/** The requests costed, one per way an operation uses the table, in the page's column order. */
+const costed = {
+  listPets: { title: "list", note: " (20 pets)", operation: "listPets", request: () => ({ search: "limit=20" }) },
+  listPetsByStatus: {
+    title: "list by status",
+    note: " (status, 20 pets)",
+    operation: "listPets",
+    request: () => ({ search: "status=available&limit=20" }),
+  },
+  getPet: { title: "get", note: "", operation: "getPet", request: (i) => ({ petId: String(1 + (i % SEEDED_PETS)) }) },
+  createPet: { title: "create", note: "", operation: "createPet", request: (i) => ({ body: newPet(i) }) },
+  createPetIdempotent: {
+    title: "create, idempotent",
+    note: " + Idempotency-Key",
+    operation: "createPet",
+    coldCase: "createPetIdempotent",
+    request: (i) => ({
+      body: newPet(i),
+      headers: { "idempotency-key": `order-${String(i).padStart(8, "0")}-9f1c2b7e` },
+    }),
+  },
+} satisfies Record<string, Costed>;
+export type CostedRequest = keyof typeof costed;
+export const COSTED_REQUESTS: Readonly<Record<CostedRequest, Costed>> = costed;
+export const COSTED_KINDS = Object.keys(COSTED_REQUESTS) as CostedRequest[];
+export const coldCaseOf = (kind: CostedRequest): string =>
+  COSTED_REQUESTS[kind].coldCase ?? COSTED_REQUESTS[kind].operation;
+
+/** AWS's limits on the request path, as documented: a fresh account's defaults. */
 export const awsLimits = {
   /** https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html */
   partitionWriteUnitsPerSecond: 1_000,
   partitionReadUnitsPerSecond: 3_000,
-  /** A new on-demand table's warm throughput; it rises with use (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html). */
-  newOnDemandTableReadUnitsPerSecond: 12_000,
-  newOnDemandTableWriteUnitsPerSecond: 4_000,
-  /**
-   * Per account and region, shared by every function (https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html):
-   * the default. New accounts start lower, and AWS raises it with use
-   * (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
-   */
+  /** Per account and region; new accounts start lower (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html). */
   lambdaAccountConcurrency: 1_000,
-  /** Per function, since November 2023 (https://docs.aws.amazon.com/lambda/latest/dg/scaling-behavior.html). */
-  lambdaScalingEnvironmentsPer10Seconds: 1_000,
   /** Per account and region, shared by every API (https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html). */
   apiGatewayAccountRequestsPerSecond: 10_000,
   apiGatewayAccountBurst: 5_000,
 } as const;
 
-export const sources = {
-  partitions: "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html",
-  adaptiveCapacity: "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/burst-adaptive-capacity.html",
-  hotPartitions:
-    "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/throttling-key-range-limit-exceeded-mitigation.html",
-  gsiThroughput:
-    "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations",
-  warmThroughput: "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html",
-  capacityUnits: "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html",
-  itemSizes: "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html",
-  /** A conditional write whose condition fails still consumes write units (at least 1). */
-  conditionalWrites:
-    "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption",
-  lambdaConcurrency: "https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html",
-  lambdaScaling: "https://docs.aws.amazon.com/lambda/latest/dg/scaling-behavior.html",
-  apiGatewayQuotas: "https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html",
-  apiGatewayThrottling:
-    "https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-request-throttling.html",
-  wafRateRules: "https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based.html",
-  logEventSize: "https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutLogEvents.html",
-  lambdaJsonSystemLogs: "https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-logformat.html",
-  lambdaQuotas: "https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html",
-  lambdaReservedConcurrency: "https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html",
-  initBilling: "https://aws.amazon.com/blogs/compute/aws-lambda-standardizes-billing-for-init-phase/",
-  xraySampling: "https://docs.aws.amazon.com/xray/latest/devguide/xray-console-sampling.html",
-  apiGatewayXray: "https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enabling-xray.html",
-  pricing: {
-    lambda: "https://aws.amazon.com/lambda/pricing/",
-    apiGateway: "https://aws.amazon.com/api-gateway/pricing/",
-    dynamodb: "https://aws.amazon.com/dynamodb/pricing/on-demand/",
-    waf: "https://aws.amazon.com/waf/pricing/",
-    cloudwatch: "https://aws.amazon.com/cloudwatch/pricing/",
-    xray: "https://aws.amazon.com/xray/pricing/",
-    dataTransfer: "https://aws.amazon.com/ec2/pricing/on-demand/#Data_Transfer",
-    kms: "https://aws.amazon.com/kms/pricing/",
-    secretsManager: "https://aws.amazon.com/secrets-manager/pricing/",
-  },
-} as const;
-
 /**
- * Unit prices in US dollars, us-east-1, first pricing tier, as published on the pages in
- * `sources.pricing` on the date below. Prices change (DynamoDB on-demand halved on 2024-11-01):
- * re-check them before using the figures for a decision.
+ * Unit prices in US dollars, us-east-1, first pricing tier, as published on the date below at
+ * https://aws.amazon.com/lambda/pricing/, https://aws.amazon.com/api-gateway/pricing/,
+ * https://aws.amazon.com/dynamodb/pricing/on-demand/, https://aws.amazon.com/waf/pricing/,
+ * https://aws.amazon.com/cloudwatch/pricing/, https://aws.amazon.com/xray/pricing/,
+ * https://aws.amazon.com/ec2/pricing/on-demand/#Data_Transfer, https://aws.amazon.com/kms/pricing/
+ * and https://aws.amazon.com/secrets-manager/pricing/. Prices change (DynamoDB on-demand halved on
+ * 2024-11-01): re-check them before using the figures for a decision.
  */
 export const unitPrices = {
   asOf: "2025-06-01",
@@ -102,117 +98,90 @@ export const unitPrices = {
   apiGatewayRestPerMillionRequests: 3.5,
   dynamoPerMillionReadUnits: 0.125,
   dynamoPerMillionWriteUnits: 0.625,
-  /** Standard table class, after the first 25 GB a month. */
   dynamoPerGbMonthStored: 0.25,
   wafPerMillionRequests: 0.6,
   wafPerWebAclMonth: 5,
   wafPerRuleMonth: 1,
   logsPerGbIngested: 0.5,
-  /**
-   * A trace is one request, whatever services add segments to it (API Gateway's and Lambda's here):
-   * X-Ray bills traces recorded, and traces retrieved or scanned when someone reads them.
-   */
+  /** A trace is one request, whatever services add segments to it (API Gateway's and Lambda's here). */
   xrayPerMillionTracesRecorded: 5,
-  xrayPerMillionTracesRetrievedOrScanned: 0.5,
   xrayFreeTracesRecordedPerMonth: 100_000,
-  /**
-   * API Gateway bills data transfer out at the EC2 rates (https://aws.amazon.com/api-gateway/pricing/):
-   * to the internet, per GB after the first 100 GB a month, which every service of the account shares.
-   */
+  /** API Gateway bills data transfer out at the EC2 rates, after the account's first 100 GB a month. */
   dataTransferOutPerGb: 0.09,
   dataTransferOutFreeGbPerMonth: 100,
-  /** A standard-resolution alarm (period of a minute or more). */
   cloudWatchAlarmMonth: 0.1,
   cloudWatchDashboardMonth: 3,
-  /** A customer managed key, rotation included for its first two rotations. */
   kmsKeyMonth: 1,
   secretMonth: 0.4,
 } as const;
 
 /**
- * X-Ray's default sampling rule, which API Gateway applies to the stage (active tracing) and Lambda
- * follows (the gateway's trace header says whether the request is sampled): a reservoir of one
- * request a second, then a fixed rate of the rest. The reservoir is the rule's, shared by every
- * service of the account using it (`sources.xraySampling`, `sources.apiGatewayXray`).
+ * The share of requests X-Ray records at `requestsPerSecond` under its default rule, which API
+ * Gateway applies and Lambda follows: a reservoir of one request a second across the account, then
+ * 5% of the rest (https://docs.aws.amazon.com/xray/latest/devguide/xray-console-sampling.html,
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enabling-xray.html).
  */
-export const xrayDefaultSampling = { reservoirPerSecond: 1, fixedRate: 0.05 } as const;
-
-/** The share of requests X-Ray records at `requestsPerSecond` under the default rule. */
 export function xrayTracedShare(requestsPerSecond: number): number {
   if (!(requestsPerSecond > 0)) throw new Error("requests per second must be above 0");
-  const { reservoirPerSecond, fixedRate } = xrayDefaultSampling;
-  return (
-    (Math.min(requestsPerSecond, reservoirPerSecond) +
-      fixedRate * Math.max(requestsPerSecond - reservoirPerSecond, 0)) /
-    requestsPerSecond
-  );
+  const [reservoir, fixedRate] = [1, 0.05];
+  const traced = Math.min(requestsPerSecond, reservoir) + fixedRate * Math.max(requestsPerSecond - reservoir, 0);
+  return traced / requestsPerSecond;
 }
 
 /** Traffic levels the X-Ray line is priced at, per stage; above its throttles a stage cannot go. */
 export const TRAFFIC_LEVELS_PER_SECOND = [1, 10, 100] as const;
 
-/**
- * Shares of requests that meet a cold start, priced per million: a busy stage (a new environment
- * for a burst, a deploy, Lambda's periodic recycling) and a quiet one, where an environment is
- * gone before the next request comes.
- */
+/** Shares of requests that meet a cold start, priced per million, and the two the totals assume. */
 export const COLD_START_SHARES = [0.001, 0.01, 0.5, 1] as const;
-/** The shares the two totals assume. */
 export const BUSY_COLD_SHARE = 0.001;
 export const QUIET_COLD_SHARE = 0.5;
 
-/** What one cold start of a function took, as the bench measures it (scripts/bench/firstResponse.ts). */
-export interface ColdStartFigures {
-  /** Node's own boot, from process start to the first line of code: the floor of Lambda's runtime start. */
-  readonly bootMs: number;
-  /** Importing the function's bundle (INIT's part that is our code). */
-  readonly importMs: number;
-  /** The first request, after the import: its SDK clients, first connection and first DynamoDB calls. */
-  readonly firstRequestMs: number;
-}
+/** Lambda's Node (nodejs24.x), which the cold starts priced here are measured on. */
+const LAMBDA_RUNTIME = BENCH_RUNTIMES.find((runtime) => runtime.name === "lambda") as BenchRuntime;
+/** The bench's id of a case's cold first response on Lambda's Node (scripts/bench/cold.ts). */
+export const coldStartFigureId = (kase: string) => `coldStart.${LAMBDA_RUNTIME.idPart}${kase}.oursMs`;
 
+/** The cold-start figures, as docs/performance.md publishes them; recorded in docs/capacity.md. */
 export interface ColdStartInputs {
-  /** The Node.js they were measured on (Lambda's nodejs24.x). */
-  readonly node: string;
-  /** Where they come from, to replace them from the next bench. */
   readonly source: string;
-  readonly functions: Readonly<Record<OperationId, ColdStartFigures>>;
+  /** Median ms from spawn() of a fresh `node` to the first answer, by cold case (COSTED_REQUESTS). */
+  readonly firstResponseMs: Record<string, number>;
+  /** Node's bare start (spawn to exit of an empty script), which each first response includes. */
+  readonly nodeStartMs: number;
+}
+
+/** Reads the cold-start figures from the text of docs/performance.md; fails with one line if one is missing. */
+export function readColdStart(performancePage: string): ColdStartInputs {
+  const published = readPublishedFigures(performancePage);
+  const value = (id: string) => {
+    const row = published.find((candidate) => candidate.id === id);
+    if (!row || !Number.isFinite(row.value)) throw new Error(`${PAGE} has no ${id}: run npm run bench`);
+    if (row.node !== LAMBDA_RUNTIME.version)
+      throw new Error(`${PAGE} has ${id} on Node ${row.node}, not ${LAMBDA_RUNTIME.version}: run npm run bench`);
+    return row.value;
+  };
+  const cases = [...new Set(COSTED_KINDS.map(coldCaseOf))];
+  return {
+    source: `${PAGE}, ${coldStartFigureId("<operation>")}, on Node ${LAMBDA_RUNTIME.version}`,
+    firstResponseMs: Object.fromEntries(cases.map((kase) => [kase, value(coldStartFigureId(kase))])),
+    nodeStartMs: value(`coldStart.${LAMBDA_RUNTIME.idPart}nodeStartMs`),
+  };
 }
 
 /**
- * THE ONE PLACE the cold-start figures are written: medians from `npm run bench` (the first-response
- * bench), copied here by hand; `npm run bench:capacity` records them in docs/capacity.md's inputs
- * and renders the billed-INIT lines from them. Replace them with the bench's figures and run
- * `npm run bench:capacity`.
- */
-export const COLD_START_FIGURES: ColdStartInputs = {
-  node: "v24.21.0",
-  source:
-    "`npm run bench` of 2026-11-26, coldStart.<operation>.firstResponseMs (its import and first-request medians) and coldStart.nodeBootMs, on Node v24.21.0, against https DynamoDB on this machine",
-  functions: {
-    listPets: { bootMs: 17.9, importMs: 29.5, firstRequestMs: 36.6 },
-    getPet: { bootMs: 17.9, importMs: 30.7, firstRequestMs: 35.0 },
-    createPet: { bootMs: 17.9, importMs: 29.8, firstRequestMs: 39.9 },
-  },
-};
-
-/**
- * When the design past the first ceiling starts (docs/capacity.md): creates near the production
- * stage's POST /pets throttle, which is observable today, unlike any rate above that throttle.
+ * When the design past the first ceiling starts: creates near production's POST /pets throttle for
+ * a while (the `CreatesNearThrottle` alarm's), observable today unlike any rate above the throttle.
  */
 export const SHARDING_TRIGGER = {
-  /** Creates per second, as a share of the production stage's throttle on POST /pets: the alarm's. */
   shareOfPostThrottle: CREATES_NEAR_THROTTLE.shareOfThrottle,
-  /** For this long, on the dashboard's 5-minute periods. */
   sustainedMinutes: CREATES_NEAR_THROTTLE.sustainedMinutes,
   /** The throttle may be raised while creates stay below this share of one partition's writes. */
   headroomShareOfPartition: 1 / 3,
 } as const;
 
 /**
- * Lambda's own lines per request at system log level INFO with JSON logs: `platform.start` and
- * `platform.report`, in the shape the Lambda docs show (`sources.lambdaJsonSystemLogs`). Not
- * measurable without Lambda, so sized from these samples.
+ * Lambda's own lines per request (JSON logs, system level INFO), not measurable without Lambda, so
+ * sized from samples in the documented shape (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-logformat.html).
  */
 export const lambdaPlatformLineSamples = [
   '{"time":"2026-11-25T16:20:00.000Z","type":"platform.start","record":{"requestId":"6d68ca91-49c9-448d-89b8-7ca3e6dc66aa","version":"12"}}',
@@ -220,10 +189,8 @@ export const lambdaPlatformLineSamples = [
 ] as const;
 
 /**
- * What API Gateway adds to a function's answer on the wire: the status line, its own headers and
- * the empty line that ends them, in a sample of an HTTP/1.1 answer of a traced stage. HTTP/2
- * compresses headers (less); TLS records, TCP/IP packets and a new connection's TLS handshake (its
- * certificate chain, a few KB) are not counted.
+ * What API Gateway adds to a function's answer on the wire (HTTP/1.1, a traced stage): the status
+ * line, its own headers and the empty line ending them. TLS and TCP framing are not counted.
  */
 export const apiGatewayAnswerSample = [
   "HTTP/1.1 200 OK",
@@ -255,7 +222,7 @@ const accessLogSampleValues: Record<string, string> = {
   "$context.error.messageString": '"-"',
 };
 
-/** The stack's facts that are not in the config: read from the stacks the app builds (no bundling). */
+/** The stack's facts that are not in the config, read from the stacks the app builds (no bundling). */
 export interface StackFacts {
   readonly architecture: "arm64" | "x86_64";
   readonly memoryMb: number;
@@ -266,15 +233,8 @@ export interface StackFacts {
   readonly accessLogLineBytes: number;
   /** Rules of the stage's web ACL; 0 without one. */
   readonly wafRules: number;
-  /** What the stage's stacks hold that is billed by the month, whatever the traffic. */
-  readonly fixed: {
-    readonly alarms: number;
-    readonly dashboards: number;
-    readonly kmsKeys: number;
-    readonly secrets: number;
-    /** Runs of the synthetic check in a 30-day month. */
-    readonly syntheticRunsPerMonth: number;
-  };
+  /** What is billed by the month whatever the traffic, and the synthetic check's runs in 30 days. */
+  readonly fixed: Readonly<Record<"alarms" | "dashboards" | "kmsKeys" | "secrets" | "syntheticRunsPerMonth", number>>;
 }
 
 export async function stackFacts(): Promise<Record<string, StackFacts>> {
@@ -336,31 +296,19 @@ export async function stackFacts(): Promise<Record<string, StackFacts>> {
   return facts;
 }
 
-/** What the document is rendered from: everything but the config is in it, as measured. */
+/** What the page is rendered from besides the config, recorded in it. */
 export interface CapacityInputs {
   readonly stacks: Record<string, StackFacts>;
   readonly requests: RequestCostResult;
-  readonly sharded: ShardedDesignResult;
-  /** Copied from COLD_START_FIGURES: measured by `npm run bench`, not by this command. */
   readonly coldStart: ColdStartInputs;
 }
 
-const OPERATION_OF: Record<CostedRequest, keyof typeof routes> = {
-  listPets: "listPets",
-  listPetsByStatus: "listPets",
-  getPet: "getPet",
-  createPet: "createPet",
-  createPetIdempotent: "createPet",
-};
-
-const AREA_NAMES: Record<TableArea, string> = {
+/** The parts of the table the costed requests touch, as the page names them. */
+const AREA_NAMES: Partial<Record<TableArea, string>> = {
   pets: "`PET` partition",
-  syntheticPets: "one synthetic key's `SYNTHETIC_PET#` partition",
   petsByStatus: "`byStatus` index, one status value's partition",
   petIdCounter: "id counter item (`COUNTER`)",
   idempotencyRecords: "one API key's idempotency partition",
-  apiKeys: "`APIKEY` partition",
-  keyUses: "`KEYUSE` partition, one key and operation's item",
 };
 /** Areas whose partition is one client's (an API key's) rather than the stage's. */
 const PER_CLIENT_AREAS: readonly TableArea[] = ["idempotencyRecords"];
@@ -372,34 +320,32 @@ const fixed = (value: number, digits = 2) => String(Math.round(value * 10 ** dig
 interface Ceiling {
   readonly resource: string;
   readonly limit: string;
-  /** Requests per second of each costed request the resource carries; absent when not on its path. */
+  /** Requests per second of each kind the resource carries; absent when not on its path. */
   readonly perRequest: Partial<Record<CostedRequest, number>>;
   readonly raise: string;
-  readonly perClient: boolean;
-  /** Structural: what is left once the configured stage throttle is raised. */
-  readonly configured: boolean;
+  /** One client's limit (an API key's, an address's), not the stage's. */
+  readonly perClient?: boolean;
+  /** Set in the config: gone once the stage throttle is raised, unlike AWS's own limits. */
+  readonly configured?: boolean;
 }
 
 export function ceilings(config: StageConfig, inputs: CapacityInputs): Ceiling[] {
-  const kinds = Object.keys(inputs.requests.requests) as CostedRequest[];
+  const kinds = COSTED_KINDS;
   const all = (value: number) => Object.fromEntries(kinds.map((kind) => [kind, value]));
   const stack = inputs.stacks[config.id] as StackFacts;
   const list: Ceiling[] = [];
   const edge = config.edgeProtection;
-  if (edge) {
+  const wafRules = [
+    ["API key", "requestsPerApiKey", "; a client needing more gets more keys"],
+    ["client address", "requestsPerIp", ""],
+  ] as const;
+  for (const [per, setting, more] of edge ? wafRules : []) {
+    const [requests, window] = [edge?.[setting] ?? 0, edge?.rateLimitWindowSeconds ?? 1];
     list.push({
-      resource: "AWS WAF rate rule, per API key",
-      limit: `${integer(edge.requestsPerApiKey)} requests / ${edge.rateLimitWindowSeconds} s (\`edgeProtection.requestsPerApiKey\`)`,
-      perRequest: all(edge.requestsPerApiKey / edge.rateLimitWindowSeconds),
-      raise: "`edgeProtection.requestsPerApiKey` in infra/config.ts; a client needing more gets more keys",
-      perClient: true,
-      configured: true,
-    });
-    list.push({
-      resource: "AWS WAF rate rule, per client address",
-      limit: `${integer(edge.requestsPerIp)} requests / ${edge.rateLimitWindowSeconds} s (\`edgeProtection.requestsPerIp\`)`,
-      perRequest: all(edge.requestsPerIp / edge.rateLimitWindowSeconds),
-      raise: "`edgeProtection.requestsPerIp` in infra/config.ts",
+      resource: `AWS WAF rate rule, per ${per}`,
+      limit: `${integer(requests)} requests / ${window} s (\`edgeProtection.${setting}\`)`,
+      perRequest: all(requests / window),
+      raise: `\`edgeProtection.${setting}\` in infra/config.ts${more}`,
       perClient: true,
       configured: true,
     });
@@ -409,7 +355,6 @@ export function ceilings(config: StageConfig, inputs: CapacityInputs): Ceiling[]
     limit: `${integer(config.api.throttlingRateLimit)} rps, burst ${integer(config.api.throttlingBurstLimit)} (\`api.throttling*\`)`,
     perRequest: all(config.api.throttlingRateLimit),
     raise: "`api.throttlingRateLimit` / `api.throttlingBurstLimit` in infra/config.ts, up to the account's quota",
-    perClient: false,
     configured: true,
   });
   list.push({
@@ -417,8 +362,6 @@ export function ceilings(config: StageConfig, inputs: CapacityInputs): Ceiling[]
     limit: `${integer(awsLimits.apiGatewayAccountRequestsPerSecond)} rps, burst ${integer(awsLimits.apiGatewayAccountBurst)}`,
     perRequest: all(awsLimits.apiGatewayAccountRequestsPerSecond),
     raise: "Service Quotas (API Gateway, throttle rate, L-8A5B8E43)",
-    perClient: false,
-    configured: false,
   });
   const concurrency = stack.reservedConcurrency ?? awsLimits.lambdaAccountConcurrency;
   list.push({
@@ -431,7 +374,6 @@ export function ceilings(config: StageConfig, inputs: CapacityInputs): Ceiling[]
       kinds.map((kind) => [kind, (concurrency * 1000) / (inputs.requests.requests[kind].durationMs.p50 || 1)]),
     ),
     raise: "Service Quotas (Lambda, concurrent executions); burst: +1,000 environments per 10 s per function",
-    perClient: false,
     configured: stack.reservedConcurrency !== undefined,
   });
   const areas = new Set(kinds.flatMap((kind) => Object.keys(inputs.requests.requests[kind].areas) as TableArea[]));
@@ -446,7 +388,7 @@ export function ceilings(config: StageConfig, inputs: CapacityInputs): Ceiling[]
       if (Object.keys(perRequest).length === 0) continue;
       const perClient = PER_CLIENT_AREAS.includes(area);
       list.push({
-        resource: `DynamoDB ${AREA_NAMES[area]}, ${unit}s`,
+        resource: `DynamoDB ${AREA_NAMES[area] ?? area}, ${unit}s`,
         limit: unit === "write" ? "1,000 WRU/s per partition" : "3,000 RRU/s per partition",
         perRequest,
         raise:
@@ -456,27 +398,11 @@ export function ceilings(config: StageConfig, inputs: CapacityInputs): Ceiling[]
               ? "one client's: more API keys"
               : "shard the partition (below)",
         perClient,
-        configured: false,
       });
     }
   }
   return list;
 }
-
-const COLUMNS: readonly CostedRequest[] = [
-  "listPets",
-  "listPetsByStatus",
-  "getPet",
-  "createPet",
-  "createPetIdempotent",
-];
-const COLUMN_TITLES: Record<CostedRequest, string> = {
-  listPets: "list",
-  listPetsByStatus: "list by status",
-  getPet: "get",
-  createPet: "create",
-  createPetIdempotent: "create, idempotent",
-};
 
 function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
   return [
@@ -492,7 +418,7 @@ function bindingRow(title: string, list: readonly Ceiling[]): string[] {
   return [
     title,
     "",
-    ...COLUMNS.map((kind) => {
+    ...COSTED_KINDS.map((kind) => {
       const carried = list.filter((c) => c.perRequest[kind] !== undefined);
       const lowest = carried.reduce((min, c) => Math.min(min, c.perRequest[kind] as number), Infinity);
       // Every resource at the lowest figure binds: raising one alone gains nothing.
@@ -507,29 +433,26 @@ export function renderCeilings(config: StageConfig, inputs: CapacityInputs): str
   const list = ceilings(config, inputs);
   const stageWide = list.filter((c) => !c.perClient);
   const perClient = list.filter((c) => c.perClient);
-  const head = ["Resource", "Limit", ...COLUMNS.map((kind) => COLUMN_TITLES[kind]), "How to raise it"];
-  const row = (c: Ceiling) => [c.resource, c.limit, ...COLUMNS.map((kind) => rps(c.perRequest[kind])), c.raise];
-  const parts = [
+  const head = ["Resource", "Limit", ...COSTED_KINDS.map((kind) => COSTED_REQUESTS[kind].title), "How to raise it"];
+  const row = (c: Ceiling) => [c.resource, c.limit, ...COSTED_KINDS.map((kind) => rps(c.perRequest[kind])), c.raise];
+  const raised = stageWide.filter((c) => !c.configured);
+  return [
     `Requests per second of each kind each resource carries on its own (${config.id}):`,
     "",
     table(head, [
       ...stageWide.map(row),
       bindingRow("Binds first", stageWide),
-      bindingRow(
-        "Binds first once the stage throttle is raised",
-        stageWide.filter((c) => !c.configured),
-      ),
+      bindingRow("Binds first once the stage throttle is raised", raised),
     ]),
-  ];
-  if (perClient.length > 0) {
-    parts.push(
-      "",
-      "Per client (one API key, one address):",
-      "",
-      table(head, [...perClient.map(row), bindingRow("Binds first", perClient)]),
-    );
-  }
-  return parts.join("\n");
+    ...(perClient.length === 0
+      ? []
+      : [
+          "",
+          "Per client (one API key, one address):",
+          "",
+          table(head, [...perClient.map(row), bindingRow("Binds first", perClient)]),
+        ]),
+  ].join("\n");
 }
 
 export interface CostLine {
@@ -539,13 +462,12 @@ export interface CostLine {
 
 /** Log bytes of one request: the function's lines (measured), Lambda's own lines and the access log line. */
 export function logBytesPerRequest(stageId: string, kind: CostedRequest, inputs: CapacityInputs): number {
-  const platform = lambdaPlatformLineSamples.reduce(
-    (sum, line) => sum + Buffer.byteLength(line) + LOG_EVENT_OVERHEAD_BYTES,
-    0,
-  );
-  const stack = inputs.stacks[stageId] as StackFacts;
+  const sampled = [
+    ...lambdaPlatformLineSamples.map((line) => Buffer.byteLength(line)),
+    inputs.stacks[stageId]?.accessLogLineBytes ?? 0,
+  ];
   const own = inputs.requests.requests[kind].logs[stageId]?.bytes ?? 0;
-  return own + platform + stack.accessLogLineBytes + LOG_EVENT_OVERHEAD_BYTES;
+  return sampled.reduce((sum, bytes) => sum + bytes + LOG_EVENT_OVERHEAD_BYTES, own);
 }
 
 /** Bytes one answer sends to the client: the function's body and headers (measured) and API Gateway's part. */
@@ -555,7 +477,7 @@ export function answerBytes(kind: CostedRequest, inputs: CapacityInputs): number
 }
 
 const perKind = (f: (kind: CostedRequest) => number) =>
-  Object.fromEntries(COLUMNS.map((kind) => [kind, f(kind)])) as Record<CostedRequest, number>;
+  Object.fromEntries(COSTED_KINDS.map((kind) => [kind, f(kind)])) as Record<CostedRequest, number>;
 
 /** Dollars per GB-second at the stage's memory and architecture, per billed millisecond. */
 function perBilledMs(stack: StackFacts): number {
@@ -596,7 +518,7 @@ export function costLines(config: StageConfig, inputs: CapacityInputs): CostLine
   return lines;
 }
 
-/** The traffic levels a stage's X-Ray line is priced at: the stated ones, capped at what its throttles let through. */
+/** TRAFFIC_LEVELS_PER_SECOND, capped at what the stage's throttles let through. */
 export function trafficLevels(config: StageConfig): number[] {
   const most = config.api.throttlingRateLimit * Object.keys(routes).length;
   return [...new Set(TRAFFIC_LEVELS_PER_SECOND.map((level) => Math.min(level, most)))];
@@ -617,35 +539,20 @@ export function xrayLines(config: StageConfig, inputs: CapacityInputs): (CostLin
   });
 }
 
-/** What one cold start of a costed request bills beyond a warm one, in milliseconds. */
-export interface ColdStartCost {
-  readonly operation: OperationId;
-  /** Lambda's runtime start (its floor: Node's boot) and our import: what INIT bills. */
-  readonly initMs: number;
-  readonly firstRequestMs: number;
-  /** INIT and the first request, rounded up to the millisecond as Lambda bills duration. */
-  readonly coldBilledMs: number;
-  /** A warm request of the same kind: its measured p50 rounded up. */
-  readonly warmBilledMs: number;
-  /** Dollars one cold start adds to the bill beyond a warm request. */
-  readonly extraDollars: number;
-}
-
-export function coldStartCost(config: StageConfig, inputs: CapacityInputs, kind: CostedRequest): ColdStartCost {
+/**
+ * What one cold start of a request's function bills beyond a warm request: its cold first response
+ * (INIT and the first request; Node's start in it stands for the floor of Lambda's runtime start),
+ * rounded up to the millisecond as Lambda bills, less the warm request's measured p50 rounded up; in dollars.
+ */
+export function coldStartCost(config: StageConfig, inputs: CapacityInputs, kind: CostedRequest) {
   const stack = inputs.stacks[config.id] as StackFacts;
-  const operation = OPERATION_OF[kind];
-  const figures = inputs.coldStart.functions[operation];
-  const initMs = figures.bootMs + figures.importMs;
-  const coldBilledMs = Math.ceil(initMs + figures.firstRequestMs);
+  const firstResponseMs = inputs.coldStart.firstResponseMs[coldCaseOf(kind)];
+  if (firstResponseMs === undefined)
+    throw new Error(`docs/capacity.md records no cold start of ${coldCaseOf(kind)}: run npm run bench:capacity`);
+  const coldBilledMs = Math.ceil(firstResponseMs);
   const warmBilledMs = Math.ceil(inputs.requests.requests[kind].durationMs.p50);
-  return {
-    operation,
-    initMs,
-    firstRequestMs: figures.firstRequestMs,
-    coldBilledMs,
-    warmBilledMs,
-    extraDollars: (coldBilledMs - warmBilledMs) * perBilledMs(stack),
-  };
+  const extraDollars = (coldBilledMs - warmBilledMs) * perBilledMs(stack);
+  return { firstResponseMs, coldBilledMs, warmBilledMs, extraDollars };
 }
 
 /** Cold starts per million requests at each share of requests that meets one. */
@@ -667,20 +574,17 @@ export function costTotals(config: StageConfig, inputs: CapacityInputs): CostLin
   const cold = coldStartLines(config, inputs);
   const levels = trafficLevels(config);
   const busy = levels[levels.length - 1] as number;
-  const at = (requestsPerSecond: number, share: number) => [
-    ...every,
-    ...xray.filter((line) => line.requestsPerSecond === requestsPerSecond),
-    ...cold.filter((line) => line.share === share),
-  ];
+  const total = (item: string, requestsPerSecond: number, share: number): CostLine => {
+    const lines = [
+      ...every,
+      ...xray.filter((line) => line.requestsPerSecond === requestsPerSecond),
+      ...cold.filter((line) => line.share === share),
+    ];
+    return { item: `**Total, ${item}, ${percent(share)} cold**`, perMillion: perKind((kind) => sum(lines, kind)) };
+  };
   return [
-    {
-      item: `**Total, busy: ${integer(busy)} req/s, ${percent(BUSY_COLD_SHARE)} cold**`,
-      perMillion: perKind((kind) => sum(at(busy, BUSY_COLD_SHARE), kind)),
-    },
-    {
-      item: `**Total, quiet: 1 req/s or less, ${percent(QUIET_COLD_SHARE)} cold**`,
-      perMillion: perKind((kind) => sum(at(1, QUIET_COLD_SHARE), kind)),
-    },
+    total(`busy: ${integer(busy)} req/s`, busy, BUSY_COLD_SHARE),
+    total("quiet: 1 req/s or less", 1, QUIET_COLD_SHARE),
   ];
 }
 
@@ -696,18 +600,15 @@ export function renderCost(config: StageConfig, inputs: CapacityInputs): string 
     stack.wafRules > 0
       ? ` Fixed, whatever the traffic: the web ACL and its ${stack.wafRules} rules, $${wafMonth(stack).toFixed(2)} a month.`
       : "";
-  const row = (line: CostLine) => [line.item, ...COLUMNS.map((kind) => dollars(line.perMillion[kind]))];
-  const bold = (line: CostLine) => [line.item, ...COLUMNS.map((kind) => `**${dollars(line.perMillion[kind])}**`)];
-  const functions = [...new Set(COLUMNS.map((kind) => OPERATION_OF[kind]))];
-  const firstKind = (operation: OperationId) =>
-    COLUMNS.find((kind) => OPERATION_OF[kind] === operation) as CostedRequest;
+  const row = (line: CostLine) => [line.item, ...COSTED_KINDS.map((kind) => dollars(line.perMillion[kind]))];
+  const bold = (line: CostLine) => [line.item, ...COSTED_KINDS.map((kind) => `**${dollars(line.perMillion[kind])}**`)];
   const freeRequests = (kind: CostedRequest) =>
     (unitPrices.dataTransferOutFreeGbPerMonth * 2 ** 30) / answerBytes(kind, inputs) / 1e6;
   return [
     `Cost per million requests, ${config.id} (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
     "",
     table(
-      ["Item", ...COLUMNS.map((kind) => COLUMN_TITLES[kind])],
+      ["Item", ...COSTED_KINDS.map((kind) => COSTED_REQUESTS[kind].title)],
       [
         ...every.map(row),
         bold({ item: "**Every request**", perMillion: perKind((kind) => sum(every, kind)) }),
@@ -720,24 +621,16 @@ export function renderCost(config: StageConfig, inputs: CapacityInputs): string 
     `Each millisecond more of billed duration adds ${dollars(perMs)} per million requests (or cold starts, for INIT).${fixedCosts} ` +
       `Data transfer out is free for the account's first ${unitPrices.dataTransferOutFreeGbPerMonth} GB a month (about ${integer(freeRequests("getPet"))} million gets, ${integer(freeRequests("listPets"))} million list pages), X-Ray for its first ${integer(unitPrices.xrayFreeTracesRecordedPerMonth)} traces.`,
     "",
-    `One cold start, by function, at ${stack.architecture} and ${stack.memoryMb} MB (figures from ${inputs.coldStart.source}):`,
+    `One cold start, at ${stack.architecture} and ${stack.memoryMb} MB (figures from ${inputs.coldStart.source}; Node's bare start, ${fixed(inputs.coldStart.nodeStartMs, 1)} ms, is in each and stands for the floor of Lambda's runtime start):`,
     "",
     table(
-      [
-        "Function",
-        "INIT: runtime start (Node's boot, its floor) + our import",
-        "First request",
-        "Billed, cold (INIT + first request)",
-        "Billed, warm (p50 here)",
-        "A million cold starts add",
-      ],
-      functions.map((operation) => {
-        const cost = coldStartCost(config, inputs, firstKind(operation));
-        const figures = inputs.coldStart.functions[operation];
+      ["Function", "Cold first response", "Billed, cold", "Billed, warm (p50 here)", "A million cold starts add"],
+      COSTED_KINDS.map((kind) => {
+        const cost = coldStartCost(config, inputs, kind);
+        const { operation, note } = COSTED_REQUESTS[kind];
         return [
-          `\`${operation}\``,
-          `${fixed(figures.bootMs, 1)} + ${fixed(figures.importMs, 1)} = ${fixed(cost.initMs, 1)} ms`,
-          `${fixed(cost.firstRequestMs, 1)} ms`,
+          `\`${operation}\`${note}`,
+          `${fixed(cost.firstResponseMs, 1)} ms`,
           `${integer(cost.coldBilledMs)} ms`,
           `${integer(cost.warmBilledMs)} ms`,
           dollars(cost.extraDollars * 1e6),
@@ -751,19 +644,15 @@ export function renderCost(config: StageConfig, inputs: CapacityInputs): string 
 export const ACCOUNT_CONCURRENCY_EXAMPLES = [10, 400, awsLimits.lambdaAccountConcurrency] as const;
 
 /** Whether a stage's reservations fit an account's concurrency quota, and the most each API function could reserve. */
-export function concurrencyFit(config: StageConfig, quota: number, alsoReserved = 0) {
+export function concurrencyFit(config: StageConfig, quota: number) {
   const apiFunctions = Object.keys(routes).length;
   const needed = stageReservedConcurrency(config, apiFunctions);
-  const reservable = quota - MINIMUM_UNRESERVED_CONCURRENCY - alsoReserved;
-  const background = stageReservedConcurrency(config, 0);
+  const reservable = quota - MINIMUM_UNRESERVED_CONCURRENCY;
   return {
-    needed,
-    reservable: Math.max(reservable, 0),
     fits: needed <= reservable,
-    /** The quota that would let the reservations through. */
-    quotaNeeded: needed + MINIMUM_UNRESERVED_CONCURRENCY + alsoReserved,
+    quotaNeeded: needed + MINIMUM_UNRESERVED_CONCURRENCY,
     /** The largest `functions.reservedConcurrency` that fits; 0 when none does. */
-    largestPerFunction: Math.max(Math.floor((reservable - background) / apiFunctions), 0),
+    largestPerFunction: Math.max(Math.floor((reservable - stageReservedConcurrency(config, 0)) / apiFunctions), 0),
   };
 }
 
@@ -828,12 +717,14 @@ export function renderTrigger(production: StageConfig): string {
   ].join("\n");
 }
 
-export function renderMeasured(inputs: CapacityInputs, stageIds: readonly string[]): string {
+export function renderMeasured(inputs: CapacityInputs): string {
   const { requests } = inputs.requests;
-  const rows = COLUMNS.map((kind) => {
+  const stageIds = Object.keys(requests.listPets.logs);
+  const rows = COSTED_KINDS.map((kind) => {
     const r = requests[kind];
+    const { title, note, operation } = COSTED_REQUESTS[kind];
     return [
-      `${COLUMN_TITLES[kind]}: \`${routes[OPERATION_OF[kind]].method} ${routes[OPERATION_OF[kind]].path}\`${kind === "listPets" || kind === "listPetsByStatus" ? ` (${kind === "listPetsByStatus" ? "status, " : ""}20 pets)` : ""}${kind === "createPetIdempotent" ? " + Idempotency-Key" : ""}`,
+      `${title}: \`${routes[operation].method} ${routes[operation].path}\`${note}`,
       r.calls.join(", "),
       fixed(r.readUnits),
       fixed(r.writeUnits),
@@ -863,83 +754,24 @@ export function renderMeasured(inputs: CapacityInputs, stageIds: readonly string
   ].join("\n");
 }
 
-export function renderSharded(inputs: CapacityInputs): string {
-  const { sharded } = inputs;
-  const cost = (c: { queries: number; itemsRead: number; readUnits: number } | null) =>
-    c === null ? "—" : `${fixed(c.queries)} / ${fixed(c.itemsRead)} / ${fixed(c.readUnits)}`;
-  const busy = sharded.epochs.find((epoch) => epoch.shards > 1);
-  const pagesOf = (c: { pages: number } | null) => ((c?.pages ?? 0) === 1 ? "1 page" : `${c?.pages ?? 0} pages`);
-  const epochList = sharded.epochs
-    .map((epoch, index) => {
-      const to = sharded.epochs[index + 1]?.fromPet ?? sharded.pets;
-      return `pets ${epoch.fromPet + 1}-${to}: ${epoch.shards === 1 ? "one shard" : `${epoch.shards} shards`}`;
-    })
-    .join(", ");
-  const rows: string[][] = [
-    ["Current: one `PET` partition, one index partition per status", ...sharded.lists.map((l) => cost(l.current))],
-    [
-      "Epochs: a page of pets created while creates were quiet (one shard)",
-      ...sharded.lists.map((l) => `${cost(l.epochs.oneShard)} (${pagesOf(l.epochs.oneShard)})`),
-    ],
-    [
-      `Epochs: a page reading the busy epoch (${busy?.shards ?? "—"} shards, chunked)`,
-      ...sharded.lists.map((l) => `${cost(l.epochs.sharded)} (${pagesOf(l.epochs.sharded)})`),
-    ],
-  ];
-  for (const shards of sharded.shardCounts) {
-    const of = (l: (typeof sharded.lists)[number]) => l.sharded[String(shards)];
-    rows.push(
-      [`Every pet sharded, ${shards} shards, one round`, ...sharded.lists.map((l) => cost(of(l)?.oneRound ?? null))],
-      [
-        `Every pet sharded, ${shards} shards, chunked`,
-        ...sharded.lists.map((l) => `${cost(of(l)?.chunked ?? null)} (chunk ${of(l)?.chunk ?? "—"})`),
-      ],
-    );
-  }
-  const { creates } = sharded;
-  const writes = (c: { writes: number; writeUnits: number }) =>
-    `${fixed(c.writes)} write${c.writes === 1 ? "" : "s"}, ${fixed(c.writeUnits)} WRU`;
-  return [
-    `Per page, averaged over every page of each listing, on ${integer(sharded.pets)} pets (queries / items read / RRU); the epochs table has ${epochList}:`,
-    "",
-    table(["Design", ...sharded.lists.map((l) => `${l.case} (${l.pages} pages)`)], rows),
-    "",
-    `Writes per create (table only; every design also writes the index once): current ${writes(creates.current)} (the counter and the pet); epochs ${writes(creates.epochs)}; every pet sharded ${writes(creates.sharded)}.`,
-  ].join("\n");
-}
-
 /**
- * Keys' last-use records (lib/auth/keyUsage.ts): one item per key and operation in `KEYUSE`, written
- * by a conditional UpdateItem that succeeds once per key, operation and day; each warm container
- * tries it at most once per key, operation and day (it remembers what it recorded), and a write
- * whose condition fails costs a write unit all the same (`sources.conditionalWrites`).
+ * Keys' last-use records (lib/auth/keyUsage.ts): a conditional UpdateItem per key, operation, day
+ * and warm container, which costs a write unit even when its condition fails
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption).
  */
 export const KEY_USE_RECORDS = {
-  /** What one item holds (keys, keyId, operationId, lastUsedOn): about 100 bytes, under 1 KB, so 1 WRU a write. */
+  /** keys, keyId, operationId, lastUsedOn: about 100 bytes, under 1 KB, so 1 WRU a write. */
   itemBytes: 100,
   writeUnitsPerWrite: 1,
-  /** Storage is billed on each item plus 100 bytes of indexing overhead (`sources.itemSizes`). */
+  /** Storage is billed on each item plus 100 bytes (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html). */
   storageOverheadBytesPerItem: 100,
   /** The worked figure: this many keys, each calling every operation every day of a 30-day month. */
   keys: 1_000,
   daysPerMonth: 30,
 } as const;
 
-export interface KeyUseCost {
-  readonly operations: number;
-  /** Warm containers per function at most: the stage's reservation. */
-  readonly containers: number;
-  /** Write units a key using every operation costs a day: one write per operation, or one per container. */
-  readonly unitsPerKeyDay: { readonly fewest: number; readonly most: number };
-  /** Dollars a month for KEY_USE_RECORDS.keys such keys. */
-  readonly month: { readonly fewest: number; readonly most: number };
-  readonly storedBytes: number;
-  readonly storageMonth: number;
-  /** Writes per second the `KEYUSE` partition can see at most: one per request the stage throttle lets through. */
-  readonly peakWritesPerSecond: number;
-}
-
-export function keyUseCost(config: StageConfig): KeyUseCost {
+/** A stage's key-use writes a key a day (one container to every reserved one), a month, stored, and at most a second. */
+export function keyUseCost(config: StageConfig) {
   const r = KEY_USE_RECORDS;
   const operations = Object.keys(routes).length;
   const containers = config.functions.reservedConcurrency;
@@ -989,11 +821,11 @@ export function renderKeyUseCost(configs: readonly StageConfig[]): string {
 }
 
 /** What a stage costs a month with no traffic at all, item by item (what tags let Billing split per stage). */
-export function baselineLines(config: StageConfig, inputs: CapacityInputs): { item: string; month: number }[] {
+export function renderBaseline(config: StageConfig, inputs: CapacityInputs): string {
   const stack = inputs.stacks[config.id] as StackFacts;
   const { fixed: f } = stack;
   const p = unitPrices;
-  return [
+  const lines = [
     { item: `CloudWatch alarms (${f.alarms})`, month: f.alarms * p.cloudWatchAlarmMonth },
     { item: `CloudWatch dashboards (${f.dashboards})`, month: f.dashboards * p.cloudWatchDashboardMonth },
     { item: `KMS keys (${f.kmsKeys}: logs, alarm topics)`, month: f.kmsKeys * p.kmsKeyMonth },
@@ -1002,12 +834,7 @@ export function baselineLines(config: StageConfig, inputs: CapacityInputs): { it
       ? [{ item: `AWS WAF web ACL and its ${stack.wafRules} rules`, month: wafMonth(stack) }]
       : []),
   ];
-}
-
-export function renderBaseline(config: StageConfig, inputs: CapacityInputs): string {
-  const lines = baselineLines(config, inputs);
   const total = lines.reduce((sum, line) => sum + line.month, 0);
-  const stack = inputs.stacks[config.id] as StackFacts;
   return [
     `Fixed cost a month, ${config.id}, with no traffic (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
     "",
@@ -1023,11 +850,7 @@ export function renderBaseline(config: StageConfig, inputs: CapacityInputs): str
 /** Every generated part of the document, by its marker name. */
 export function renderSections(configs: readonly StageConfig[], inputs: CapacityInputs): Record<string, string> {
   const sections: Record<string, string> = {
-    measured: renderMeasured(
-      inputs,
-      configs.map((config) => config.id),
-    ),
-    sharded: renderSharded(inputs),
+    measured: renderMeasured(inputs),
     concurrency: renderConcurrency(configs),
     keyUses: renderKeyUseCost(configs),
     inputs: `<!-- capacity:inputs ${JSON.stringify(inputs)} -->`,
@@ -1078,21 +901,14 @@ async function main(): Promise<void> {
   });
   const { stageConfigs } = await import("../../infra/config");
   const { measureRequestCost } = await import("./requestCost");
-  const { measureShardedDesign } = await import("./shardedDesign");
   const started = performance.now();
-  const inputs: CapacityInputs = {
-    stacks: await stackFacts(),
-    requests: await measureRequestCost(),
-    sharded: await measureShardedDesign(),
-    coldStart: COLD_START_FIGURES,
-  };
-  const configs = Object.values(stageConfigs);
-  const sections = renderSections(configs, inputs);
+  // Read first: a page without the bench's figures fails before the measuring.
+  const coldStart = readColdStart(readFileSync(new URL(`../../${PAGE}`, import.meta.url), "utf8"));
+  const inputs: CapacityInputs = { stacks: await stackFacts(), requests: await measureRequestCost(), coldStart };
+  const sections = renderSections(Object.values(stageConfigs), inputs);
   writeFileSync(CAPACITY_DOC, replaceSections(readFileSync(CAPACITY_DOC, "utf8"), sections));
-  for (const [name, content] of Object.entries(sections)) {
-    if (name === "inputs") continue;
-    console.log(`\n## ${name}\n\n${content}`);
-  }
+  for (const [name, content] of Object.entries(sections))
+    if (name !== "inputs") console.log(`\n## ${name}\n\n${content}`);
   console.log(`\ndocs/capacity.md updated (${Math.round((performance.now() - started) / 1000)} s).`);
 }
 

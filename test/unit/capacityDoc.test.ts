@@ -10,8 +10,11 @@ import {
   BUSY_COLD_SHARE,
   CAPACITY_DOC,
   COLD_START_SHARES,
+  COSTED_KINDS,
   ceilings,
+  coldCaseOf,
   coldStartCost,
+  coldStartFigureId,
   coldStartLines,
   concurrencyFit,
   costLines,
@@ -20,6 +23,7 @@ import {
   KEY_USE_RECORDS,
   keyUseCost,
   QUIET_COLD_SHARE,
+  readColdStart,
   renderCeilings,
   renderConcurrency,
   renderCost,
@@ -32,6 +36,8 @@ import {
   xrayLines,
   xrayTracedShare,
 } from "../../scripts/bench/capacity";
+import { figure, markdownTables, PAGE_MARKERS } from "../../scripts/bench/report";
+import { BENCH_RUNTIMES } from "../../scripts/bench/runtimes";
 import { MINIMUM_UNRESERVED_CONCURRENCY } from "../../scripts/preflight/checks";
 
 const page = readFileSync(CAPACITY_DOC, "utf8");
@@ -154,23 +160,34 @@ describe("what traffic adds to the cost", () => {
     expect(trafficLevels(stageConfigs.Staging)).toEqual([1, 10, 60]);
   });
 
-  it("bills a cold start's INIT and first request beyond a warm request, at the stage's memory and architecture", () => {
+  it("bills a cold start's first response, rounded up, beyond a warm request, at the stage's memory and architecture", () => {
     const stack = inputs.stacks.Production;
-    const figures = inputs.coldStart.functions.createPet;
+    const perMs =
+      (production.functions.memoryMb / 1024 / 1000) * unitPrices.lambdaPerGbSecond[stack?.architecture ?? "arm64"];
+    const firstResponseMs = inputs.coldStart.firstResponseMs.createPet ?? Number.NaN;
     const cost = coldStartCost(production, inputs, "createPet");
-    const coldMs = Math.ceil(figures.bootMs + figures.importMs + figures.firstRequestMs);
     const warmMs = Math.ceil(inputs.requests.requests.createPet.durationMs.p50);
 
     expect(stack?.memoryMb).toBe(production.functions.memoryMb);
-    expect(cost.initMs).toBe(figures.bootMs + figures.importMs);
-    expect(cost.extraDollars).toBeCloseTo(
-      (coldMs - warmMs) *
-        ((production.functions.memoryMb / 1024 / 1000) * unitPrices.lambdaPerGbSecond[stack?.architecture ?? "arm64"]),
-      12,
-    );
+    expect(cost.coldBilledMs).toBe(Math.ceil(firstResponseMs));
+    expect(cost.extraDollars).toBeCloseTo((Math.ceil(firstResponseMs) - warmMs) * perMs, 12);
     const lines = coldStartLines(production, inputs);
     expect(lines.map((line) => line.share)).toEqual([...COLD_START_SHARES]);
     expect(lines.at(-1)?.perMillion.createPet).toBeCloseTo(1e6 * cost.extraDollars);
+  });
+
+  it("prices the idempotent create's cold start on its own bench case, and a list by status on the list's", () => {
+    const billed = (kind: "createPetIdempotent" | "listPetsByStatus", kase: string) => {
+      const ms = inputs.coldStart.firstResponseMs[kase] ?? Number.NaN;
+      expect(coldStartCost(production, inputs, kind).coldBilledMs).toBe(Math.ceil(ms));
+    };
+
+    expect(coldCaseOf("createPetIdempotent")).toBe("createPetIdempotent");
+    billed("createPetIdempotent", "createPetIdempotent");
+    billed("listPetsByStatus", "listPets");
+    expect(() =>
+      coldStartCost(production, { ...inputs, coldStart: { ...inputs.coldStart, firstResponseMs: {} } }, "getPet"),
+    ).toThrow("docs/capacity.md records no cold start of getPet: run npm run bench:capacity");
   });
 
   it("prices data transfer out on the answer's body and headers and API Gateway's part", () => {
@@ -253,35 +270,56 @@ describe("the trigger past the first ceiling", () => {
   });
 });
 
-describe("the design past the first ceiling, as measured", () => {
-  it("lists pets created while creates were quiet with one Query a page, as today, in every case", () => {
-    for (const list of inputs.sharded.lists) {
-      expect(list.epochs.oneShard, list.case).not.toBeNull();
-      expect(list.epochs.oneShard?.queries, list.case).toBe(list.current.queries);
-      expect(list.epochs.oneShard?.readUnits, list.case).toBe(list.current.readUnits);
-    }
+describe("the cold-start figures, read from the bench's published page", () => {
+  const lambda = BENCH_RUNTIMES.find((runtime) => runtime.name === "lambda")?.version;
+  const publish = (rows: [id: string, value: number, runtime?: string][]) =>
+    `${PAGE_MARKERS.start}\n\n${markdownTables(
+      rows.map(([id, value, runtime = lambda]) =>
+        figure({ id, section: "2 Cold start", runtime, label: id, value, unit: "ms", method: "test" }),
+      ),
+    )}\n\n${PAGE_MARKERS.end}`;
+  const cases = ["listPets", "getPet", "createPet", "createPetIdempotent"];
+  const complete: [string, number][] = [
+    ["coldStart.node24.nodeStartMs", 24],
+    ...cases.map((kase, i): [string, number] => [coldStartFigureId(kase), 100.5 + i]),
+  ];
+
+  it("takes each case's cold first response on Lambda's Node, and Node's start, from the page", () => {
+    const read = readColdStart(publish(complete));
+
+    expect(coldStartFigureId("getPet")).toBe("coldStart.node24.getPet.oursMs");
+    expect(read.firstResponseMs).toEqual({
+      listPets: 100.5,
+      getPet: 101.5,
+      createPet: 102.5,
+      createPetIdempotent: 103.5,
+    });
+    expect(read.nodeStartMs).toBe(24);
+    expect(read.source).toBe(`docs/performance.md, coldStart.node24.<operation>.oursMs, on Node ${lambda}`);
   });
 
-  it("has a busy epoch's pages, and every page of the plain spread, pay a Query per shard", () => {
-    const busyShards = Math.max(...inputs.sharded.epochs.map((epoch) => epoch.shards));
-    for (const list of inputs.sharded.lists) {
-      expect(list.epochs.sharded?.queries ?? 0, list.case).toBeGreaterThanOrEqual(busyShards);
-      for (const shards of inputs.sharded.shardCounts) {
-        expect(list.sharded[String(shards)]?.chunked.queries ?? 0, list.case).toBeGreaterThanOrEqual(shards);
-      }
-    }
-    expect(inputs.sharded.creates.epochs).toEqual({ writes: 1, writeUnits: 1 });
+  it("fails with one line naming the figure when the page lacks one, or has it from another Node", () => {
+    const without = complete.filter(([id]) => id !== coldStartFigureId("listPets"));
+    const stale = complete.map(([id, value]): [string, number, string] => [id, value, "v22.19.0"]);
+
+    expect(() => readColdStart(publish(without))).toThrow(
+      /^docs\/performance\.md has no coldStart\.node24\.listPets\.oursMs: run npm run bench$/,
+    );
+    expect(() => readColdStart("# Performance\n")).toThrow("docs/performance.md has no coldStart.node24.");
+    expect(() => readColdStart(publish(stale))).toThrow(
+      `docs/performance.md has coldStart.node24.listPets.oursMs on Node v22.19.0, not ${lambda}: run npm run bench`,
+    );
   });
 });
 
 describe("the cold-start cost the page sums up in words", () => {
-  it("spans what its tables say a million cold starts add, for every function", () => {
+  it("spans what its tables say a million cold starts add, for every request", () => {
     const [, low, high] = /Cold starts add about \$(\d+\.\d+)-(\d+\.\d+) per million/.exec(page) ?? [];
-    const added = [...page.matchAll(/^\| `(?:listPets|getPet|createPet)` \|.*\| \$(\d+\.\d+) \|$/gm)].map((match) =>
-      Number(match[1]),
+    const added = [...page.matchAll(/^\| `(?:listPets|getPet|createPet)`[^|]* \|.*\| \$(\d+\.\d+) \|$/gm)].map(
+      (match) => Number(match[1]),
     );
 
-    expect(added.length).toBeGreaterThanOrEqual(3);
+    expect(added.length).toBe(Object.keys(stageConfigs).length * COSTED_KINDS.length);
     expect(Math.min(...added)).toBeGreaterThanOrEqual(Number(low) - 0.005);
     expect(Math.max(...added)).toBeLessThanOrEqual(Number(high) + 0.005);
   });
