@@ -1,14 +1,22 @@
 /**
- * docs/performance.md publishes figures measured on the Node versions the project supports, and
- * only on those: the ones scripts/nodeVersions.ts pins, which are exactly what `npm run bench`
- * measures on, whatever Node starts it.
+ * docs/performance.md's tables are written by `npm run bench` (scripts/bench/report.ts). These
+ * tests hold the page to that: every pass or miss recomputed from the published value and target,
+ * every target the one the bench checks, every operation compared on every pinned Node.
  */
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BUNDLE_CUTS } from "../../infra/bundling";
 import { routeList } from "../../lib/routes";
+import {
+  FIGURE_COLUMNS,
+  formatTarget,
+  judge,
+  PAGE_MARKERS,
+  readPublishedFigures,
+  TARGETS,
+  type Target,
+} from "../../scripts/bench/report";
 import { BENCH_RUNTIMES, HOST_RUNTIME } from "../../scripts/bench/runtimes";
 import { ensureNode, NODE_VERSIONS } from "../../scripts/nodeVersions";
 import { projectRoot } from "../support/processes";
@@ -18,116 +26,99 @@ const page = read("docs/performance.md");
 const pinned = Object.values(NODE_VERSIONS).map((version) => `v${version}`);
 const pinnedMajors = Object.values(NODE_VERSIONS).map((version) => version.split(".")[0]);
 
-/** The cells of the Markdown table whose header row starts with `| ${firstHeader} `. */
-function tableAfter(text: string, firstHeader: string): string[][] {
-  const lines = text.split("\n");
-  const start = lines.findIndex((line) => line.startsWith(`| ${firstHeader} `));
-  if (start < 0) throw new Error(`no table headed ${firstHeader}`);
-  const rows: string[][] = [];
-  for (const line of lines.slice(start)) {
-    if (!line.startsWith("|")) break;
-    rows.push(
-      line
-        .slice(1, -1)
-        .split("|")
-        .map((cell) => cell.trim()),
-    );
-  }
-  return rows.filter((_, index) => index !== 1); // the header's --- row
+/** The target the bench holds each kind of figure to, by its id. */
+function targetOf(id: string): Target | undefined {
+  if (routeList.some((route) => id === `bundle.${route.operationId}.bytes`)) return TARGETS.bundleBytes;
+  if (/^coldStart\..*\.floorRatio$/.test(id)) return TARGETS.coldFloorRatio;
+  if (/^coldStart\..*\.peerRatio$/.test(id)) return TARGETS.coldPeerRatio;
+  if (/\.equalPeerRatio$/.test(id)) return TARGETS.warmEqualPeerRatio;
+  if (/\.peerRatio$/.test(id)) return TARGETS.warmPeerRatio;
+  return undefined;
 }
 
-const [figureHeader = [], ...figureRows] = tableAfter(page, "Section");
-const nodeColumn = figureHeader.indexOf("Node");
-const valueColumn = figureHeader.indexOf("Value");
-const [stepHeader = []] = tableAfter(page, "Step ");
+const rows = readPublishedFigures(page);
+const operations = routeList.map((route) => route.operationId);
+const onNode = (version: string, pattern: RegExp) => rows.filter((row) => row.node === version && pattern.test(row.id));
 
-const figureColumn = figureHeader.indexOf("Figure");
-const resultColumn = figureHeader.indexOf("Result");
-const rowsOn = (version: string, pattern: RegExp) =>
-  figureRows.filter((row) => row[nodeColumn] === version && pattern.test(row[figureColumn] ?? ""));
+describe("docs/performance.md's tables", () => {
+  it("are there, between the markers the bench writes between, each headed by the bench's columns", () => {
+    const generated = page.slice(page.indexOf(PAGE_MARKERS.start), page.indexOf(PAGE_MARKERS.end));
+    const headers = generated.split("\n").filter((line) => line.startsWith(`| ${FIGURE_COLUMNS[0]} |`));
+    expect(headers.length).toBeGreaterThan(0);
+    for (const header of headers) expect(header).toBe(`| ${FIGURE_COLUMNS.join(" | ")} |`);
+    expect(page.indexOf(PAGE_MARKERS.start)).toBeGreaterThan(0);
+    expect(page.indexOf(PAGE_MARKERS.end)).toBeGreaterThan(page.indexOf(PAGE_MARKERS.start));
+    expect(rows.length).toBeGreaterThan(20);
+    expect(new Set(rows.map((row) => `${row.node} ${row.id}`)).size).toBe(rows.length);
+  });
 
-describe("docs/performance.md's figures", () => {
-  const lambdaVersion = `v${NODE_VERSIONS.lambda}`;
+  it("give every figure with a target the target the bench checks, and no target to any other", () => {
+    for (const row of rows) {
+      const target = targetOf(row.id);
+      expect({ id: row.id, target: row.target }).toEqual({ id: row.id, target: formatTarget(target ?? null) });
+    }
+  });
 
-  it.each(routeList.map((route) => route.operationId))(
-    "give %s's whole cold request against the bare SDK handler, on Lambda's Node, with its target",
-    (operation) => {
-      const [row, ...others] = rowsOn(lambdaVersion, new RegExp(`^${operation} cold request / the bare SDK handler's`));
-      expect(others).toEqual([]);
-      expect(row?.[figureHeader.indexOf("Target")]).toBe("<= 0.85");
-    },
-  );
+  it("say pass or miss exactly as the published value and target do, judged on the upper quartile", () => {
+    for (const row of rows.filter((candidate) => candidate.target !== "")) {
+      const verdict = judge(row, targetOf(row.id) ?? null);
+      expect({ id: row.id, node: row.node, result: row.result }).toEqual({
+        id: row.id,
+        node: row.node,
+        result: verdict ? "pass" : "MISS",
+      });
+    }
+  });
 
-  it.each(routeList.map((route) => route.operationId))(
-    "give %s's ratios against Powertools as documented and writing the same content, on both pinned versions",
+  it("give every ratio measured over rounds its upper quartile", () => {
+    for (const row of rows.filter((candidate) => /Ratio$/.test(candidate.id))) {
+      expect({ id: row.id, upperQuartile: row.upperQuartile }).toEqual({
+        id: row.id,
+        upperQuartile: expect.any(Number),
+      });
+    }
+  });
+
+  it.each([...operations, "createPetIdempotent"])(
+    "compare %s's cold first response with both bare handlers on every pinned Node",
     (operation) => {
       for (const version of pinned) {
-        expect(rowsOn(version, new RegExp(`^${operation} added / Powertools' \\(as documented\\) added`))).toHaveLength(
-          1,
-        );
-        expect(
-          rowsOn(version, new RegExp(`^${operation} added / Powertools' writing the same content added`)),
-        ).toHaveLength(1);
+        expect(onNode(version, new RegExp(`^coldStart\\..*\\b${operation}\\.floorRatio$`))).toHaveLength(1);
+        expect(onNode(version, new RegExp(`^coldStart\\..*\\b${operation}\\.peerRatio$`))).toHaveLength(1);
       }
     },
   );
 
-  it("list the cuts in the order infra/bundling.ts makes them, each with what the table measured", () => {
-    const section = page.slice(page.indexOf("## What each cut saved"));
-    const cutRows = tableAfter(section, "Cut").slice(1);
-    expect(cutRows.map((row) => row[0])).toEqual(BUNDLE_CUTS.map((cut) => cut.name));
-    for (const [index, cut] of BUNDLE_CUTS.entries()) {
-      const [figure] = rowsOn(lambdaVersion, new RegExp(`^cut ${index + 1}, ${cut.name}:`));
-      const saved = cutRows[index]?.[3]?.replace(" ms", "");
-      expect(figure?.[valueColumn]).toBe(`${saved} ms`);
+  it.each(operations)("compare %s's warm chain with both Powertools peers on every pinned Node", (operation) => {
+    for (const version of pinned) {
+      expect(onNode(version, new RegExp(`^(?!coldStart).*\\b${operation}\\.peerRatio$`))).toHaveLength(1);
+      expect(onNode(version, new RegExp(`^(?!coldStart).*\\b${operation}\\.equalPeerRatio$`))).toHaveLength(1);
     }
   });
 
-  it("say in words whether the warm chain meets its targets, as the table's results do", () => {
-    const stands = page.split("\n\n").find((paragraph) => paragraph.startsWith("Where it stands:")) ?? "";
-    const middlewareMissed = figureRows.some((row) => row[0] === "3 Middleware" && row[resultColumn] === "FAIL");
-    const coldMissed = figureRows.some((row) => row[0] === "2 Cold start" && row[resultColumn] === "FAIL");
-    expect(stands.includes("does not yet meet its targets")).toBe(middlewareMissed);
-    expect(stands.includes("every cold request answers faster than the bare SDK handler")).toBe(!coldMissed);
-  });
-});
-
-describe("docs/performance.md", () => {
-  it("names a pinned version for every figure but the bundle sizes, and both pinned versions", () => {
-    expect(nodeColumn).toBeGreaterThan(0);
-    const named = new Set(figureRows.map((row) => row[nodeColumn]).filter((cell) => cell !== ""));
-    expect([...named].sort()).toEqual([...pinned].sort());
-    // esbuild's output is the same whatever Node runs it; everything else was measured on one.
-    const unnamed = figureRows.filter((row) => row[nodeColumn] === "");
-    expect(unnamed.length).toBeGreaterThan(0);
-    for (const row of unnamed) expect(row[valueColumn]).toMatch(/^[\d,]+ (B|modules)$/);
+  it.each(operations)("give %s's deployed bundle size, whatever Node built it", (operation) => {
+    expect(rows.filter((row) => row.id === `bundle.${operation}.bytes` && row.node === "")).toHaveLength(1);
   });
 
-  it("breaks the middleware down on both pinned versions", () => {
-    const versions = new Set(stepHeader.slice(1).map((title) => /\bv\d+\.\d+\.\d+$/.exec(title)?.[0]));
-    expect([...versions].sort()).toEqual([...pinned].sort());
-  });
-
-  it("names no other Node version anywhere, in full or by major", () => {
-    const full = new Set([...page.matchAll(/\bv\d+\.\d+\.\d+\b/g)].map((match) => match[0]));
-    expect([...full].filter((version) => !pinned.includes(version))).toEqual([]);
-    const majors = new Set([...page.matchAll(/\bNode(?:\.js)? v?(\d+)\b/g)].map((match) => match[1]));
-    expect([...majors].filter((major) => !pinnedMajors.includes(major as string))).toEqual([]);
-  });
-
-  it("says in the latest run's paragraph which versions it ran on", () => {
+  it("name exactly the pinned versions, in the figures and in the latest run's summary", () => {
+    expect([...new Set(rows.map((row) => row.node).filter(Boolean))].sort()).toEqual([...pinned].sort());
     const latest = page.split("\n\n").find((paragraph) => paragraph.startsWith("Latest run:"));
     for (const version of pinned) expect(latest).toContain(version);
   });
+});
 
-  it("is what docs/testing.md says the bench measures on", () => {
-    const row = read("docs/testing.md")
-      .split("\n")
-      .find((line) => line.startsWith("| `npm run bench` |"));
-    const majors = [...(row ?? "").matchAll(/\bNode (\d+)(?: and (\d+))?/g)].flatMap((match) =>
-      match.slice(1).filter(Boolean),
-    );
-    expect(majors.sort()).toEqual([...pinnedMajors].sort());
+describe("a figure's verdict", () => {
+  const target = TARGETS.coldPeerRatio;
+
+  it("is a miss when the median passes but the upper quartile of the rounds does not", () => {
+    expect(judge({ value: target.value - 0.05, upperQuartile: target.value + 0.01 }, target)).toBe(false);
+    expect(judge({ value: target.value - 0.05, upperQuartile: target.value - 0.01 }, target)).toBe(true);
+  });
+
+  it("is judged on the value when there are no rounds, and is none without a target", () => {
+    expect(judge({ value: TARGETS.bundleBytes.value }, TARGETS.bundleBytes)).toBe(true);
+    expect(judge({ value: TARGETS.bundleBytes.value + 1 }, TARGETS.bundleBytes)).toBe(false);
+    expect(judge({ value: 1 }, null)).toBeNull();
   });
 });
 
@@ -135,7 +126,7 @@ describe("docs/performance.md", () => {
 async function benchWithBadInput(node: string): Promise<{ code: number | null; output: string }> {
   const child = spawn(node, ["--import", "tsx", "scripts/bench/run.ts"], {
     cwd: projectRoot,
-    env: { ...process.env, BENCH_DURATION: "soon" },
+    env: { ...process.env, BENCH_COLD_ROUNDS: "soon" },
   });
   let output = "";
   child.stdout.on("data", (chunk) => {
@@ -149,6 +140,8 @@ async function benchWithBadInput(node: string): Promise<{ code: number | null; o
 }
 
 describe("npm run bench", () => {
+  const badInput = 'bench: BENCH_COLD_ROUNDS must be a whole number of at least 4, not "soon".';
+
   it("measures on exactly the pinned versions, the lowest in its own process", () => {
     expect(BENCH_RUNTIMES.map((runtime) => runtime.version)).toEqual(pinned);
     expect(HOST_RUNTIME.version).toBe(`v${NODE_VERSIONS.lowest}`);
@@ -161,13 +154,13 @@ describe("npm run bench", () => {
     // The run on the lowest is the one that reads the settings: one that was not would start again.
     expect(output.match(/started on Node/g)).toEqual(["started on Node"]);
     expect(output).toContain(`started on Node v${NODE_VERSIONS.lambda}; the bench runs on v${NODE_VERSIONS.lowest}`);
-    expect(output).toContain('bench: BENCH_DURATION must be a number above 0, not "soon".');
+    expect(output).toContain(badInput);
     expect(code).toBe(1);
   });
 
   it("answers bad input with one line and exit code 1", { timeout: 60_000 }, async () => {
     const { code, output } = await benchWithBadInput(await ensureNode(NODE_VERSIONS.lowest));
-    expect(output.trim()).toBe('bench: BENCH_DURATION must be a number above 0, not "soon".');
+    expect(output.trim()).toBe(badInput);
     expect(code).toBe(1);
   });
 });
