@@ -2,9 +2,8 @@
  * The cold peer ratio compares ours with a bare handler "bundled the way CDK's NodejsFunction
  * bundles by default" (scripts/bench/build.ts, cdkDefaultEsbuildOptions). This holds that claim:
  * NodejsFunction itself, given only the entry and the functions' runtime under this project's
- * cdk.json flags, bundles the bare handler into the very bytes the bench measures.
+ * cdk.json feature flags, bundles the bare handler into the very bytes the bench measures.
  */
-import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +12,7 @@ import { Runtime } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { committedFeatureFlags } from "../../infra/app";
 import { cdkDefaultEsbuildOptions, projectRoot } from "../../scripts/bench/build";
 
 const entry = join(projectRoot, "scripts/bench/bareHandler.ts");
@@ -28,11 +28,8 @@ afterAll(async () => {
 
 describe("the bench's peer bundle", () => {
   it("is byte for byte what NodejsFunction makes of the bare handler by default", async () => {
-    const { context } = JSON.parse(readFileSync(join(projectRoot, "cdk.json"), "utf8")) as {
-      context: Record<string, unknown>;
-    };
     const outdir = join(dir, "cdk.out");
-    const app = new App({ outdir, context });
+    const app = new App({ outdir, context: committedFeatureFlags() });
     new NodejsFunction(new Stack(app, "Peer"), "Bare", { entry, runtime: Runtime.NODEJS_24_X, projectRoot });
     app.synth();
     const assets = (await readdir(outdir)).filter((name) => name.startsWith("asset."));

@@ -313,15 +313,16 @@ describe("the cold-start figures, read from the bench's published page", () => {
 });
 
 describe("the cold-start cost the page sums up in words", () => {
-  it("spans what its tables say a million cold starts add, for every request", () => {
-    const [, low, high] = /Cold starts add about \$(\d+\.\d+)-(\d+\.\d+) per million/.exec(page) ?? [];
+  it("bounds what its tables say a million cold starts add, for every request", () => {
+    // A bound rather than the run's range: the tables move with every bench run, the sentence need not.
+    const [, bound] = /Cold starts add under \$(\d+) per million/.exec(page) ?? [];
     const added = [...page.matchAll(/^\| `(?:listPets|getPet|createPet)`[^|]* \|.*\| \$(\d+\.\d+) \|$/gm)].map(
       (match) => Number(match[1]),
     );
 
     expect(added.length).toBe(Object.keys(stageConfigs).length * COSTED_KINDS.length);
-    expect(Math.min(...added)).toBeGreaterThanOrEqual(Number(low) - 0.005);
-    expect(Math.max(...added)).toBeLessThanOrEqual(Number(high) + 0.005);
+    expect(bound).toBeDefined();
+    expect(Math.max(...added)).toBeLessThan(Number(bound));
   });
 });
 
