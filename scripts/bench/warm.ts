@@ -18,8 +18,8 @@ import { CLOCK_STEP_MS } from "./steppedClock";
 import type { SideName, WarmResult } from "./warmChild";
 
 const SECTION = "3 Warm request";
-/** The descriptor ./warmChild.ts sends its result on. */
-export const RESULT_FD = 3;
+/** The descriptor ./warmChild.ts sends its result on (told so by its last argument). */
+const RESULT_FD = 3;
 const SIDE_LABELS: Record<SideName, string> = {
   bare: "bare operation",
   ours: "our chain",
@@ -58,7 +58,8 @@ function runChild(runtime: BenchRuntime, node: string, iterations: number, round
   let child: ReturnType<typeof spawn>;
   try {
     const options = { cwd: ROOT, env: deployedEnvironment(runtime, node), stdio: ["ignore", devNull, "pipe", "pipe"] };
-    child = spawn(node, ["--import", "tsx", CHILD, `${iterations}`, `${rounds}`], options as SpawnOptions);
+    const args = ["--import", "tsx", CHILD, `${iterations}`, `${rounds}`, `${RESULT_FD}`];
+    child = spawn(node, args, options as SpawnOptions);
   } finally {
     closeSync(devNull); // the child has its own descriptor on it
   }

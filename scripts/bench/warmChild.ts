@@ -1,7 +1,8 @@
 /**
  * The warm bench's measuring process, started by ./warm.ts (`<node> --import tsx warmChild.ts
- * <iterations> <rounds>`, a deployed function's environment, stdout /dev/null, the result as JSON on
- * fd 3). Per operation, four sides, each a container on a quiet clock of its own (./steppedClock.ts):
+ * <iterations> <rounds> <result fd>`, a deployed function's environment, stdout /dev/null, the result
+ * as JSON on that descriptor). Per operation, four sides, each a container on a quiet clock of its
+ * own (./steppedClock.ts):
  * bare (the operation functions/<operation>.ts wraps, handed the event as the chain hands it, its
  * body serialised to JSON); ours (that file's createHandler: the deployed chain with the verifier
  * over an in-memory key store, the key-use recorder and the production telemetry); powertools (the
@@ -47,7 +48,6 @@ import { lambdaTraceHeader } from "./lambdaEnvironment";
 import { proxyEventText } from "./proxyEvents";
 import { median, percentile, seededRandom, shuffled } from "./stats";
 import { CLOCK_STEP_MS, enterContainer, installSteppedClock, type QuietClock } from "./steppedClock";
-import { RESULT_FD } from "./warm";
 
 export const SIDES = ["bare", "ours", "powertools", "powertoolsSame"] as const;
 export type SideName = (typeof SIDES)[number];
@@ -330,10 +330,10 @@ async function measure(iterations: number, rounds: number) {
 }
 
 installSteppedClock();
-const [iterations, rounds] = process.argv.slice(2, 4).map(Number);
+const [iterations, rounds, resultFd] = process.argv.slice(2, 5).map(Number);
 measure(iterations as number, rounds as number).then(
   (result) => {
-    writeSync(RESULT_FD, JSON.stringify(result));
+    writeSync(resultFd as number, JSON.stringify(result));
     // Left to end by itself, as a function's process would; a handle left open must not hold it.
     setTimeout(() => process.exit(0), 5000).unref();
   },
