@@ -69,7 +69,8 @@ const noteLoad = (when: string) => {
 
 noteLoad("start");
 progress(`bundles, and the cold first response: ${settings.coldRounds} shuffled rounds of fresh processes per Node`);
-const cold = await measureCold({ runtimes: BENCH_RUNTIMES, rounds: settings.coldRounds });
+// A failed measurement (a side answering otherwise, a child dying) ends the run with its one line.
+const cold = await measureCold({ runtimes: BENCH_RUNTIMES, rounds: settings.coldRounds }).catch(fail);
 const figures: Figure[] = [...cold.figures];
 const warmDetails: Record<string, unknown> = {};
 for (const runtime of BENCH_RUNTIMES) {
@@ -80,7 +81,7 @@ for (const runtime of BENCH_RUNTIMES) {
     node: await nodeOf(runtime),
     iterations: settings.iterations,
     rounds: settings.rounds,
-  });
+  }).catch(fail);
   figures.push(...warm.figures);
   warmDetails[runtime.version] = warm.details;
 }
