@@ -225,7 +225,7 @@ export async function measureCold(options: ColdOptions): Promise<{ figures: Figu
     const details: Record<string, unknown> = { delayMs: DYNAMO_DELAY_MS, rounds, seed, memoryMb };
     for (const runtime of runtimes) {
       const node = await nodeOf(runtime);
-      const lambda = { node, memoryMb, nodeMajor: runtime.version.split(/[v.]/)[1] as string, taskRoot: dir, dynamo };
+      const lambda = { node, memoryMb, nodeMajor: runtime.major, taskRoot: dir, dynamo };
       const runOnce = async ({ name, side, kase, file }: Run): Promise<number> => {
         const env = coldEnvironment({
           ...lambda,

@@ -38,6 +38,22 @@ export function lambdaRuntimeVariables(fn: LambdaFunction): Record<string, strin
   };
 }
 
+/**
+ * A deployed function's process environment, and nothing else: PATH to its `node`, what Lambda
+ * sets, and what the stack adds (infra/stacks/petStoreStack.ts: table, stage, log level).
+ */
+export function functionEnvironment(
+  fn: LambdaFunction & { node: string; tableName: string; stage: string },
+): Record<string, string> {
+  return {
+    PATH: `${dirname(fn.node)}:/usr/local/bin:/usr/bin:/bin`,
+    ...lambdaRuntimeVariables(fn),
+    PETS_TABLE_NAME: fn.tableName,
+    PETSTORE_STAGE: fn.stage,
+    LOG_LEVEL: "INFO",
+  };
+}
+
 /** `nodePath` only for a bundle that leaves the SDK to the runtime (Lambda's NODE_PATH includes
  * /var/runtime/node_modules, where its SDK is, link above); `dynamo.caFile` makes `endpoint` trusted. */
 type ColdEnvironmentOptions = Omit<LambdaFunction, "region" | "version"> & {
@@ -54,9 +70,9 @@ type ColdEnvironmentOptions = Omit<LambdaFunction, "region" | "version"> & {
  * it gives the functions static local credentials, which Lambda never does.
  */
 export function coldEnvironment(options: ColdEnvironmentOptions): Record<string, string> {
+  const { tableName } = options.dynamo;
   return {
-    PATH: `${dirname(options.node)}:/usr/local/bin:/usr/bin:/bin`,
-    ...lambdaRuntimeVariables({ ...options, region: "us-east-1", version: "1" }),
+    ...functionEnvironment({ ...options, tableName, region: "us-east-1", version: "1" }),
     ...(options.nodePath ? { NODE_PATH: options.nodePath } : {}),
     // Where the bundle is; no ~/.aws within reach.
     HOME: options.taskRoot,
@@ -67,8 +83,5 @@ export function coldEnvironment(options: ColdEnvironmentOptions): Record<string,
     _X_AMZN_TRACE_ID: lambdaTraceHeader(),
     AWS_ENDPOINT_URL_DYNAMODB: options.dynamo.endpoint,
     NODE_EXTRA_CA_CERTS: options.dynamo.caFile,
-    PETS_TABLE_NAME: options.dynamo.tableName,
-    PETSTORE_STAGE: options.stage,
-    LOG_LEVEL: "INFO",
   };
 }

@@ -17,6 +17,8 @@ export interface BenchRuntime {
   readonly name: NodeVersionName;
   /** As `process.version` prints it, and as the table's Node column shows it: `v22.19.0`. */
   readonly version: string;
+  /** Its major alone (`22`), as Lambda's runtime names it: nodejs22.x. */
+  readonly major: string;
   /** Inserted after the first part of each figure id. The keys are those earlier runs wrote (for
    * the bench's own Node, and "node24." for Lambda's), so results.json files stay comparable. */
   readonly idPart: string;
@@ -26,7 +28,12 @@ const ID_PARTS: Record<NodeVersionName, string> = { lowest: "", lambda: "node24.
 
 /** Every pinned version, in NODE_VERSIONS' order: the lowest first. */
 export const BENCH_RUNTIMES: readonly BenchRuntime[] = (Object.keys(NODE_VERSIONS) as NodeVersionName[]).map(
-  (name) => ({ name, version: `v${NODE_VERSIONS[name]}`, idPart: ID_PARTS[name] }),
+  (name) => ({
+    name,
+    version: `v${NODE_VERSIONS[name]}`,
+    major: NODE_VERSIONS[name].split(".")[0] as string,
+    idPart: ID_PARTS[name],
+  }),
 );
 
 /** The runtime the bench's own process runs on. */

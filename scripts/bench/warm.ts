@@ -6,11 +6,10 @@
  */
 import { type SpawnOptions, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
-import { dirname } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { lambdaRuntimeVariables } from "./lambdaEnvironment";
+import { functionEnvironment } from "./lambdaEnvironment";
 import { type Figure, figure, TARGETS, type Target } from "./report";
 import { BENCH_RUNTIMES, type BenchRuntime, nodeOf } from "./runtimes";
 import { median, upperQuartile } from "./stats";
@@ -31,16 +30,15 @@ const CHILD = fileURLToPath(new URL("./warmChild.ts", import.meta.url));
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
- * A deployed function's environment, and nothing else (none of Powertools' own settings: its
- * POWERTOOLS_DEV would swap its Console for the global one): what Lambda sets (./lambdaEnvironment.ts)
- * and what the stack adds (infra/stacks/petStoreStack.ts: table, stage, log level).
+ * A deployed function's environment (./lambdaEnvironment.ts) with its JSON log format and log
+ * stream, and none of Powertools' own settings (its POWERTOOLS_DEV would swap its Console for the
+ * global one).
  */
 function deployedEnvironment(runtime: BenchRuntime, node: string): NodeJS.ProcessEnv {
   const fn = { functionName: FUNCTION_NAME, memoryMb: 512, region: "us-east-1", version: "42", taskRoot: "/var/task" };
   return {
-    PATH: `${dirname(node)}:/usr/local/bin:/usr/bin:/bin`,
-    ...lambdaRuntimeVariables({ ...fn, nodeMajor: /^v(\d+)\./.exec(runtime.version)?.[1] ?? "22" }),
-    ...{ PETS_TABLE_NAME: "petstore-bench", PETSTORE_STAGE: "prod", LOG_LEVEL: "INFO", AWS_LAMBDA_LOG_FORMAT: "JSON" },
+    ...functionEnvironment({ ...fn, node, nodeMajor: runtime.major, tableName: "petstore-bench", stage: "prod" }),
+    AWS_LAMBDA_LOG_FORMAT: "JSON",
     AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${FUNCTION_NAME}`,
     AWS_LAMBDA_LOG_STREAM_NAME: "2026/03/17/[42]0f1e2d3c4b5a69788796a5b4c3d2e1f0",
   };
