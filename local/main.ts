@@ -16,7 +16,7 @@ import { type Announcement, announceNpmStart } from "./npmStartMarker";
 import { type LocalApi, startLocalApi } from "./server";
 import { LOCAL_DATA_DIR, LOCAL_HOST, LOCAL_REGION, silenceSdkNodeVersionWarning } from "./settings";
 import { createStartLog } from "./startLog";
-import { parseStartArguments, START_USAGE, type StartOptions, StartupError } from "./startOptions";
+import { apiPortNote, parseStartArguments, START_USAGE, type StartOptions, StartupError } from "./startOptions";
 
 silenceSdkNodeVersionWarning();
 
@@ -112,7 +112,7 @@ function banner(
 ): string {
   const origin = api.baseUrl.slice(0, -API_BASE_PATH.length);
   return [
-    `Pet Store API on ${api.baseUrl}`,
+    `Pet Store API on ${api.baseUrl} ${apiPortNote(options.apiPortSource)}`,
     `Reference: ${origin}${DOCS_PATH} (OpenAPI document: ${origin}${OPENAPI_PATH})`,
     `DynamoDB: ${storageDescription(options, endpoint)}`,
     ...(options.inMemoryFromNpm

@@ -43,8 +43,15 @@ const SEE_HELP = "see: npm start -- --help";
 /** A problem the person starting the server can fix; its message is the one line to print. */
 export class StartupError extends Error {}
 
+/**
+ * Where the API port came from, so that the banner never leaves a default port unexplained:
+ * `npm start --port N` (without --) reaches us as npm's own setting npm_config_port.
+ */
+export type ApiPortSource = "--port" | "npm_config_port" | "PORT" | "default";
+
 export interface StartOptions {
   readonly apiPort: number;
+  readonly apiPortSource: ApiPortSource;
   readonly dynamoPort: number;
   /** Set: use this DynamoDB instead of starting the embedded one. */
   readonly dynamoEndpoint: string | undefined;
@@ -137,6 +144,28 @@ function portsFromNpm(env: NodeJS.ProcessEnv, positionals: string[]): Partial<Re
   return ports;
 }
 
+/** What the banner says after the API's URL: where its port came from, and how to choose another. */
+export function apiPortNote(source: ApiPortSource): string {
+  switch (source) {
+    case "--port":
+      return "(port from --port)";
+    case "npm_config_port":
+      return "(port from npm start --port, which npm passes on as npm_config_port)";
+    case "PORT":
+      return "(port from PORT)";
+    default:
+      return "(the default port; another: npm start -- --port N)";
+  }
+}
+
+/** The API port and where it came from: --port, then npm's setting, then PORT, then the default. */
+function apiPortOf(given: string | undefined, fromNpm: number | undefined, env: NodeJS.ProcessEnv) {
+  if (given !== undefined) return { apiPort: port(given, "--port"), apiPortSource: "--port" } as const;
+  if (fromNpm !== undefined) return { apiPort: fromNpm, apiPortSource: "npm_config_port" } as const;
+  if (env.PORT) return { apiPort: port(env.PORT, "PORT"), apiPortSource: "PORT" } as const;
+  return { apiPort: DEFAULT_API_PORT, apiPortSource: "default" } as const;
+}
+
 /**
  * Reads `argv` (what follows `npm start --`) and `env`. `isTerminal` decides the log format when
  * PETSTORE_LOG_FORMAT does not.
@@ -177,10 +206,7 @@ export function parseStartArguments(
   return {
     help: false,
     options: {
-      apiPort:
-        values.port !== undefined
-          ? port(values.port, "--port")
-          : (fromNpm["--port"] ?? (env.PORT ? port(env.PORT, "PORT") : DEFAULT_API_PORT)),
+      ...apiPortOf(values.port, fromNpm["--port"], env),
       dynamoPort: dynamoPortOption ?? (dynamo.kind === "embedded" ? dynamo.port : DEFAULT_DYNAMODB_PORT),
       dynamoEndpoint: dynamo.kind === "endpoint" ? dynamo.endpoint : undefined,
       inMemory: values["in-memory"] === true || inMemoryFromNpm,

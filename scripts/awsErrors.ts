@@ -1,7 +1,8 @@
 /**
  * What a person can do about an AWS call that failed, for the commands run against a deployed
- * stage (preflight, alarms:verify, url, keys): which kind of failure an error's name says, told
- * once; each command words its own advice.
+ * stage (preflight, alarms:verify, restore, url, keys): which kind of failure an error's name says,
+ * told once, and the lines for missing or expired credentials and a missing region, worded once
+ * here for every command; each command words its own advice for a refusal or a passing failure.
  */
 
 export type AwsErrorKind = "no credentials" | "invalid credentials" | "denied" | "transient";
@@ -24,12 +25,24 @@ export function awsErrorKind(name: string): AwsErrorKind | undefined {
   return undefined;
 }
 
-/** What every stage command says about missing or expired credentials: the same words everywhere. */
-const SIGN_IN_ADVICE: Readonly<Record<"no credentials" | "invalid credentials", string>> = {
-  "no credentials":
-    " No AWS credentials: sign in to the stage's account first (for example aws sso login, or set AWS_PROFILE).",
-  "invalid credentials": " Sign in to the stage's account again: the credentials are expired or not valid.",
-};
+/**
+ * What every stage command says about missing or expired credentials: the same words everywhere.
+ * `account` names it when the command knows the stage ("prod's account").
+ */
+export function signInLine(kind: "no credentials" | "invalid credentials", account = "the stage's account"): string {
+  return kind === "no credentials"
+    ? `No AWS credentials: sign in to ${account} first (for example aws sso login, or set AWS_PROFILE).`
+    : `Sign in to ${account} again: the credentials are expired or not valid.`;
+}
+
+/**
+ * What every stage command says when no region is known: `pin` is the cdk.json key(s) to set,
+ * `stage` the stage named in prose, `option` a command-line option that also names one.
+ */
+export function noRegionLine(pin: string, stage: string, option?: string): string {
+  const pass = option === undefined ? "" : `, pass ${option}`;
+  return `No AWS region: pin ${pin} in cdk.json's "context"${pass}, or set AWS_REGION to the region ${stage} is deployed to.`;
+}
 
 /**
  * The one line for a failed call: `<call> failed: <Name>: <message>.` and what to do about its kind:
@@ -42,6 +55,6 @@ export function failedCallLine(call: string, error: unknown, advice: (kind: "den
   const text = message.replace(/\s+/g, " ").trim().replace(/\.$/, "");
   const kind = awsErrorKind(name);
   const todo =
-    kind === undefined ? "" : kind === "denied" || kind === "transient" ? advice(kind) : SIGN_IN_ADVICE[kind];
+    kind === undefined ? "" : kind === "denied" || kind === "transient" ? advice(kind) : ` ${signInLine(kind)}`;
   return `${call} failed: ${name}${text ? `: ${text}` : ""}.${todo}`;
 }

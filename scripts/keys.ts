@@ -1,15 +1,7 @@
 /**
- * `npm run keys -- <create|list|rotate|revoke>`: manages API keys. A new key is printed once and
- * only its hash is stored. Talks to the local DynamoDB unless --stage names a deployed stage, whose
- * table it finds in the stage's stack outputs with the caller's AWS credentials and region.
- *
- *   npm run keys -- create --name NAME [--scope read|write] [--synthetic] [--expires-in 90d | --expires-at 2027-03-01] [--quiet] [--stage staging|prod [--table NAME] [--region R]]
- *   npm run keys -- list [--unused-for 90d] [--stage …]
- *   npm run keys -- rotate KEY_ID [--overlap 7d] [--quiet] [--stage …]
- *   npm run keys -- revoke KEY_ID [--stage …]
- *
- * The local database is found as `npm start` found its own, and checked before anything is
- * written (local/localDatabase.ts).
+ * `npm run keys -- <create|list|rotate|revoke>` (usage below): manages API keys; a new key is printed once, only its
+ * hash stored. Uses the local database (found and checked as `npm start` does, local/localDatabase.ts) unless --stage
+ * names a deployed stage, whose table comes from its stack outputs.
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -46,7 +38,7 @@ import {
   localDynamoSetting,
   silenceSdkNodeVersionWarning,
 } from "../local/settings";
-import { awsErrorKind } from "./awsErrors";
+import { awsErrorKind, noRegionLine, signInLine } from "./awsErrors";
 import { DurationError, formatDuration, parseDuration } from "./duration";
 import { readStackOutput } from "./stackOutputs";
 import { configuredStageRegion, type StageCommandOptions, stageNames, stageSettingsOf } from "./stageCommand";
@@ -68,8 +60,8 @@ export function usesByKey(uses: readonly KeyUse[]): UsesByKey {
 }
 
 /**
- * The columns of `keys list`, in order; the usage text names them from here. The first five are
- * the ones the command always had (scripts may read them by position); the last is not padded.
+ * The columns of `keys list`, in order; the usage text names them from here. The first five are the ones the command
+ * always had (scripts may read them by position); the last is not padded.
  */
 const listColumns: readonly {
   readonly title: string;
@@ -187,9 +179,8 @@ const stageAliases: Readonly<Record<string, DeployedStageName | "local">> = {
 const EXPIRES_AT = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 
 /**
- * The instant --expires-at names: a date-time with a zone (`2027-03-01T09:30:00+01:00`) or a date
- * (`2027-03-01`, 00:00 UTC), which must be a day of the calendar (Date.parse would turn 30 February
- * into 2 March) and later than `now`.
+ * The instant --expires-at names: a date-time with a zone (`2027-03-01T09:30:00+01:00`) or a date (`2027-03-01`, 00:00
+ * UTC), which must be a day of the calendar (Date.parse would turn 30 February into 2 March) and later than `now`.
  */
 export function parseExpiresAt(text: string, now: Date): Date {
   const match = EXPIRES_AT.exec(text);
@@ -213,10 +204,8 @@ export function parseExpiresAt(text: string, now: Date): Date {
 }
 
 /**
- * The lifetime of a key made at `now` from create's --expires-in or --expires-at, in whole seconds
- * (the expiry is kept in whole seconds, rounded up); undefined: the default. A synthetic key's is
- * at most its default lifetime: the options only shorten it, since a long-lived synthetic key is
- * what the default limits (lib/auth/apiKeys.ts).
+ * A new key's lifetime in whole seconds from --expires-in or --expires-at (undefined: the default). A synthetic key's
+ * may only be shortened: a long-lived synthetic key is what its default limits (lib/auth/apiKeys.ts).
  */
 export function lifetimeOf(
   command: Pick<Extract<KeysCommand, { command: "create" }>, "lifetimeSeconds" | "expiresAt" | "synthetic">,
@@ -291,8 +280,8 @@ const optionOwners = {
 } as const;
 
 /**
- * Reads the command line; `env` supplies the local defaults (a deployed stage ignores them), `now`
- * the instant --expires-at must be later than.
+ * Reads the command line; `env` supplies the local defaults (a deployed stage ignores them), `now` the instant
+ * --expires-at must be later than.
  */
 export function parseKeysArguments(
   argv: readonly string[],
@@ -395,11 +384,7 @@ export async function findStageTable(cloudFormation: CloudFormationClient, stack
   }
 }
 
-/**
- * The region a deployed stage is reached in: --region, else the one preflight and alarms:verify use
- * (the stage's region pinned in cdk.json, else AWS_REGION; scripts/stageCommand.ts), else undefined
- * for the SDK to find in the AWS configuration (a profile's region).
- */
+/** A deployed stage's region: --region, else as preflight finds it (./stageCommand.ts), else the SDK's configuration. */
 export function deployedRegion(
   target: Extract<KeysTarget, { kind: "deployed" }>,
   options: StageCommandOptions = {},
@@ -417,8 +402,8 @@ export interface OpenedStore {
 }
 
 /**
- * Opens the table `target` names: the keys and their uses. `command` prefixes the notices of the
- * local database finder (which npm start it uses).
+ * Opens the table `target` names: the keys and their uses. `command` prefixes the notices of the local database finder
+ * (which npm start it uses).
  */
 export async function openStore(
   target: KeysTarget,
@@ -454,9 +439,8 @@ export async function openStore(
 }
 
 /**
- * `npm run keys` without -s writes its "> petstore-api@1.0.0 keys" banner to stdout too, so
- * KEY=$(npm run keys -- create … --quiet) captures more than the key. npm tells its scripts its log
- * level; when the output is captured (not a terminal) and npm was not silenced, say so on stderr.
+ * Without -s, npm writes its "> petstore-api@1.0.0 keys" banner to stdout too, so KEY=$(npm run keys -- create …
+ * --quiet) captures more than the key: when output is captured and npm not silenced, say so on stderr.
  */
 export function npmBannerWarning(env: NodeJS.ProcessEnv, stdoutIsTerminal: boolean): string | undefined {
   if (stdoutIsTerminal || env.npm_lifecycle_event !== "keys" || env.npm_config_loglevel === "silent") return undefined;
@@ -477,9 +461,8 @@ export interface KeysOptions extends StageCommandOptions {
 }
 
 /**
- * The keys `list --unused-for` shows: still working at `now` (neither revoked nor expired), and
- * either used last on a day before the cutoff's (a use on the cutoff's own day may have been after
- * it, so that key is kept), or never used and created before the cutoff.
+ * The keys `list --unused-for` shows: working at `now`, and last used on a day before the cutoff's (a use on that day
+ * may be after it), or never used and created before it.
  */
 export function unusedKeys(
   records: readonly ApiKeyRecord[],
@@ -505,8 +488,8 @@ function fromNow(at: Date, now: Date): string {
 }
 
 /**
- * Runs one command; `print` receives each line of output, `warn` each notice for stderr. `options`
- * (tests): the environment and cdk.json "context" a deployed stage's region is read from, the clock.
+ * Runs one command; `print` receives each line of output, `warn` each notice for stderr. `options` (tests): the
+ * environment and cdk.json "context" a deployed stage's region is read from, the clock.
  */
 export async function runKeys(
   argv: readonly string[],
@@ -626,12 +609,10 @@ export function explainFailure(error: unknown): string | undefined {
     error instanceof SettingsError
   )
     return error.message;
-  if (awsErrorKind(error.name) === "no credentials") {
-    return "No AWS credentials found: sign in to the stage's account (for example aws sso login, or set AWS_PROFILE).";
-  }
+  if (awsErrorKind(error.name) === "no credentials") return signInLine("no credentials");
   if (/region is missing/i.test(error.message)) {
     const pins = stageNames.map((stage) => contextKey(stage, "region")).join(" or ");
-    return `No AWS region configured: pin the stage's region in cdk.json's "context" (${pins}), pass --region, or set AWS_REGION.`;
+    return noRegionLine(pins, "the stage", "--region");
   }
   return undefined;
 }

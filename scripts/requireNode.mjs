@@ -1,12 +1,13 @@
 /**
  * The first step of every npm script (package.json "scripts": `node scripts/requireNode.mjs && …`):
- * on a Node.js below package.json `engines`, npm install only warns and everything after it fails
- * in ways that do not name the cause. This stops the script with one line naming the supported
+ * on a Node.js below package.json `engines`, a tree installed anyway (by a newer Node, or with
+ * --engine-strict=false) fails later in ways that do not name the cause. This stops the script with one line naming the supported
  * range and the running version, and exit code 1; on a supported Node it prints nothing.
  *
  * Plain JavaScript with nothing to install, written for old Node versions too (no newer syntax or
- * APIs), since those are the ones it must speak to. It is not an install script: `npm ci` on an
- * older Node keeps working (with npm's own warning), as .ci/run needs.
+ * APIs), since those are the ones it must speak to. It is not an install script (npm 11 runs the
+ * project's preinstall only after installing the dependencies): `npm install` is stopped by
+ * .npmrc's engine-strict instead, which .ci/run turns off to install with the machine's Node.
  */
 import { readFileSync } from "node:fs";
 

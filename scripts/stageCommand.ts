@@ -1,15 +1,13 @@
 /**
- * What the commands run for one deployed stage (`npm run <command> -- --stage <staging|prod>`:
- * preflight, alarms:verify) share: their arguments, the stage's settings and region as the CDK app
- * reads them, and their one-line output and exit codes. Every line such a command prints starts with
- * `<command>: `; it exits 0 or 1 as the command decides, 1 with one line when the stage's settings
- * or region stop it or anything fails unforeseen (never a stack trace in the deploy log), and 2 with
- * one usage line on bad arguments.
+ * What the commands for one deployed stage (`--stage <staging|prod>`) share: arguments, the stage's settings and region
+ * as the CDK app reads them, and output: every line starts with `<command>: `; exit 0 or 1 as the command decides, 1
+ * with one line on anything unforeseen (never a stack trace), 2 with a usage line on bad arguments.
  */
 import { parseArgs } from "node:util";
 import { type DeployedStageName, deployedStages } from "../infra/deployment";
 import { contextKey, readStageSettings, SettingsError, type StageSettings } from "../infra/settings";
 import { checkoutContext } from "../infra/settingsBaseline";
+import { noRegionLine } from "./awsErrors";
 
 export const stageNames = Object.keys(deployedStages) as DeployedStageName[];
 
@@ -31,8 +29,8 @@ export interface StageArguments {
 }
 
 /**
- * The stage `argv` names and the values of `commandOptions` (string options of the command's own),
- * or "help"; a usage error ends with `usage`.
+ * The stage `argv` names and the values of `commandOptions` (string options of the command's own), or "help"; a usage
+ * error ends with `usage`.
  */
 export function parseStageArguments(
   argv: readonly string[],
@@ -67,8 +65,8 @@ export function parseStageArguments(
 }
 
 /**
- * The stage's pinned region (cdk.json's `<stage>:region`), else the one AWS_REGION or
- * AWS_DEFAULT_REGION names, as the SDK and the CDK CLI would use; undefined when none does.
+ * The stage's pinned region (cdk.json's `<stage>:region`), else the one AWS_REGION or AWS_DEFAULT_REGION names, as the
+ * SDK and the CDK CLI would use; undefined when none does.
  */
 export function configuredStageRegion(settings: StageSettings, env: NodeJS.ProcessEnv): string | undefined {
   return settings.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim() || undefined);
@@ -96,9 +94,7 @@ export function stageSettingsOf(stage: DeployedStageName, options: StageCommandO
 function stageRegion(stage: DeployedStageName, settings: StageSettings, env: NodeJS.ProcessEnv): string {
   const region = configuredStageRegion(settings, env);
   if (!region) {
-    throw new StageCommandError(
-      `no region: pin ${contextKey(stage, "region")} in cdk.json's "context", or set AWS_REGION to the region ${stage} is deployed to.`,
-    );
+    throw new StageCommandError(noRegionLine(contextKey(stage, "region"), stage));
   }
   return region;
 }
@@ -115,8 +111,8 @@ export interface StageCommand<Parsed extends { readonly stage: DeployedStageName
     ...args: never[]
   ) => Error)[];
   /**
-   * Reads the command's arguments, throwing a StageUsageError for a mistake; by default only
-   * `--stage` (parseStageArguments).
+   * Reads the command's arguments, throwing a StageUsageError for a mistake; by default only `--stage`
+   * (parseStageArguments).
    */
   readonly parse?: (argv: readonly string[]) => Parsed | "help";
 }
@@ -138,8 +134,8 @@ export interface StageRun<Parsed = StageArguments> {
 }
 
 /**
- * Runs `command` with `argv`: prints its help, or reads the stage's settings and region and calls
- * `run` with them; returns the exit code, `run`'s unless something throws.
+ * Runs `command` with `argv`: prints its help, or reads the stage's settings and region and calls `run` with them;
+ * returns the exit code, `run`'s unless something throws.
  */
 export async function runStageCommand<Parsed extends { readonly stage: DeployedStageName } = StageArguments>(
   command: StageCommand<Parsed>,

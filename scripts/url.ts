@@ -1,16 +1,13 @@
 /**
- * `npm run url -- --stage <staging|prod>`: prints the deployed stage's base URL (its stack output
- * `BaseUrl`, ending in /v1: the custom domain's when it has one) and nothing else, so that
- * `BASE=$(npm run -s url -- --stage staging)` works. One read-only call (CloudFormation
- * DescribeStacks) with your AWS credentials, in the stage's region as preflight and alarms:verify
- * find it (cdk.json's `<stage>:region`, else AWS_REGION; scripts/stageCommand.ts). A failure is one
- * line on stderr and exit 1; bad arguments, one usage line and exit 2.
+ * `npm run url -- --stage <staging|prod>`: prints only the stage's `BaseUrl` output (ending in /v1), so that
+ * `BASE=$(npm run -s url -- --stage staging)` works. One DescribeStacks in the stage's region (./stageCommand.ts).
+ * A failure is one line and exit 1; bad arguments, a usage line and exit 2.
  */
 import { pathToFileURL } from "node:url";
 import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import { deployedStages, STACK_OUTPUTS } from "../infra/deployment";
 import { silenceSdkNodeVersionWarning } from "../local/settings";
-import { awsErrorKind, errorParts } from "./awsErrors";
+import { awsErrorKind, errorParts, signInLine } from "./awsErrors";
 import { readStackOutput } from "./stackOutputs";
 import { runStageCommand, type StageCommandOptions, stageUsage } from "./stageCommand";
 
@@ -29,11 +26,11 @@ export class UrlError extends Error {}
 
 /** What to do about an AWS error the command can name; undefined for the rest. */
 function awsErrorLine(error: unknown, stage: string): string | undefined {
-  switch (awsErrorKind(errorParts(error).name)) {
+  const kind = awsErrorKind(errorParts(error).name);
+  switch (kind) {
     case "no credentials":
-      return `no AWS credentials found: sign in to ${stage}'s account (for example aws sso login, or set AWS_PROFILE).`;
     case "invalid credentials":
-      return `the AWS credentials are expired or not valid: sign in to ${stage}'s account again.`;
+      return signInLine(kind, `${stage}'s account`);
     case "denied":
       return `the AWS credentials may not read stacks (cloudformation:DescribeStacks): use a role of ${stage}'s account that may.`;
     default:

@@ -598,7 +598,7 @@ describe("the alarms:verify command", () => {
 
     expect(await run(["--stage", "staging"], {}, {})).toBe(1);
     expect(err).toEqual([
-      `alarms:verify: no region: pin staging:region in cdk.json's "context", or set AWS_REGION to the region staging is deployed to.`,
+      `alarms:verify: No AWS region: pin staging:region in cdk.json's "context", or set AWS_REGION to the region staging is deployed to.`,
     ]);
     expect(cloudWatch.calls()).toEqual([]);
   });

@@ -290,11 +290,11 @@ describe("failures a person can fix", () => {
   it.each([
     [
       Object.assign(new Error("Could not load credentials from any providers"), { name: "CredentialsProviderError" }),
-      "No AWS credentials found",
+      "No AWS credentials: sign in to the stage's account first (for example aws sso login, or set AWS_PROFILE).",
     ],
     [
       new Error("Region is missing"),
-      `cdk.json's "context" (staging:region or prod:region), pass --region, or set AWS_REGION`,
+      `No AWS region: pin staging:region or prod:region in cdk.json's "context", pass --region, or set AWS_REGION to the region the stage is deployed to.`,
     ],
     [new UsageError("create needs --name NAME"), "create needs --name NAME"],
   ])("explains %s in one line", (error, explanation) => {
@@ -386,7 +386,7 @@ describe("a deployed stage's region", () => {
 
     expect({ code, stdout }).toEqual({ code: 1, stdout: "" });
     expect(stderr).toBe(
-      "keys: No AWS credentials found: sign in to the stage's account (for example aws sso login, or set AWS_PROFILE).\n",
+      "keys: No AWS credentials: sign in to the stage's account first (for example aws sso login, or set AWS_PROFILE).\n",
     );
   }, 30_000);
 });

@@ -2,7 +2,13 @@
 import { describe, expect, it } from "vitest";
 import type { RequestLogEntry } from "../../local/server";
 import { createStartLog, requestLine } from "../../local/startLog";
-import { parseStartArguments, START_USAGE, type StartOptions, StartupError } from "../../local/startOptions";
+import {
+  apiPortNote,
+  parseStartArguments,
+  START_USAGE,
+  type StartOptions,
+  StartupError,
+} from "../../local/startOptions";
 
 function options(argv: string[], env: NodeJS.ProcessEnv = {}, isTerminal = false): StartOptions {
   const command = parseStartArguments(argv, env, isTerminal);
@@ -107,6 +113,35 @@ describe("npm start's options", () => {
     // npm start --in-memory=false
     expect(options([], { npm_config_in_memory: "" }).inMemory).toBe(false);
     expect(options(["--in-memory"]).inMemoryFromNpm).toBe(false);
+  });
+
+  it("says where the API port came from: --port, npm start --port (npm_config_port), PORT, or the default", () => {
+    expect(options(["--port", "3001"], { PORT: "4000", npm_config_port: "3002" })).toMatchObject({
+      apiPort: 3001,
+      apiPortSource: "--port",
+    });
+    // npm 11: npm start --port 8080 sets npm_config_port=true and passes 8080 on as an argument.
+    expect(options(["8080"], { npm_config_port: "true", PORT: "4000" })).toMatchObject({
+      apiPort: 8080,
+      apiPortSource: "npm_config_port",
+    });
+    expect(options([], { npm_config_port: "8081" })).toMatchObject({ apiPort: 8081, apiPortSource: "npm_config_port" });
+    expect(options([], { PORT: "4000" })).toMatchObject({ apiPort: 4000, apiPortSource: "PORT" });
+    expect(options([])).toMatchObject({ apiPort: 3000, apiPortSource: "default" });
+    expect(apiPortNote("default")).toBe("(the default port; another: npm start -- --port N)");
+    expect(apiPortNote("npm_config_port")).toBe("(port from npm start --port, which npm passes on as npm_config_port)");
+  });
+
+  it("refuses npm start --port without a port number, or with something else, in one line", () => {
+    // npm start --port
+    expect(usageError([], { npm_config_port: "true" })).toBe(
+      "--port needs a port number, as in --port 3001; see: npm start -- --help",
+    );
+    // npm start --port abc, and npm start --port=abc
+    expect(usageError(["abc"], { npm_config_port: "true" })).toBe(
+      '--port must be a port number (0 to 65535), not "abc".',
+    );
+    expect(usageError([], { npm_config_port: "abc" })).toBe('--port must be a port number (0 to 65535), not "abc".');
   });
 
   it("refuses unknown options, stray arguments and bad ports in one line that points to --help", () => {

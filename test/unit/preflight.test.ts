@@ -673,7 +673,7 @@ describe("the preflight command", () => {
     expect(out).toEqual([`preflight: prod ready to deploy to ${ACCOUNT}/${REGION} (4 checks)`]);
     expect(await main(["--stage", "prod"], { env: {}, context: () => unpinned })).toBe(1);
     expect(err).toEqual([
-      `preflight: no region: pin prod:region in cdk.json's "context", or set AWS_REGION to the region prod is deployed to.`,
+      `preflight: No AWS region: pin prod:region in cdk.json's "context", or set AWS_REGION to the region prod is deployed to.`,
     ]);
   });
 

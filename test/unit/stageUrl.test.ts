@@ -101,8 +101,11 @@ describe("npm run url", () => {
   });
 
   it.each([
-    ["CredentialsProviderError", "url: no AWS credentials found: sign in to prod's account"],
-    ["ExpiredTokenException", "url: the AWS credentials are expired or not valid"],
+    [
+      "CredentialsProviderError",
+      "url: No AWS credentials: sign in to prod's account first (for example aws sso login, or set AWS_PROFILE).",
+    ],
+    ["ExpiredTokenException", "url: Sign in to prod's account again: the credentials are expired or not valid."],
     ["AccessDenied", "url: the AWS credentials may not read stacks (cloudformation:DescribeStacks)"],
   ])("explains %s in one line, and exits 1", async (name, line) => {
     const { out, err } = captureOutput();
@@ -122,7 +125,7 @@ describe("npm run url", () => {
 
     expect(code).toBe(1);
     expect(err).toEqual([
-      `url: no region: pin staging:region in cdk.json's "context", or set AWS_REGION to the region staging is deployed to.`,
+      `url: No AWS region: pin staging:region in cdk.json's "context", or set AWS_REGION to the region staging is deployed to.`,
     ]);
     expect(cloudFormation.calls()).toEqual([]);
   });
@@ -142,6 +145,6 @@ describe("npm run url", () => {
     });
 
     expect({ code, stdout }).toEqual({ code: 1, stdout: "" });
-    expect(stderr).toMatch(/^url: no AWS credentials found: sign in to staging's account[^\n]+\n$/);
+    expect(stderr).toMatch(/^url: No AWS credentials: sign in to staging's account first[^\n]+\n$/);
   }, 30_000);
 });

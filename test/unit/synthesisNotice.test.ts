@@ -41,7 +41,7 @@ describe("the CDK app's progress line", { timeout: 120_000 }, () => {
     const { app, stacks } = stagingApp([]);
 
     expect(synthesisNotice(app, {})).toBe(
-      `Synthesizing ${stacks} Pet Store stacks: checking them against cdk-nag and Control Tower rules (up to a minute)...`,
+      `Synthesizing ${stacks} Pet Store stacks: checking them against cdk-nag and Control Tower rules (about half a minute)...`,
     );
   });
 
@@ -49,7 +49,7 @@ describe("the CDK app's progress line", { timeout: 120_000 }, () => {
     const { app, stacks, functions } = stagingApp(["Staging/PetStore"]);
 
     expect(synthesisNotice(app, { CI: "false" })).toBe(
-      `Synthesizing ${stacks} Pet Store stacks: checking them against cdk-nag and Control Tower rules, and bundling ${functions} functions with esbuild (up to a minute)...`,
+      `Synthesizing ${stacks} Pet Store stacks: checking them against cdk-nag and Control Tower rules, and bundling ${functions} functions with esbuild (about half a minute)...`,
     );
   });
 
