@@ -1,17 +1,9 @@
 /**
- * `npx tsx scripts/assemblyDigest.ts <directory>`: the SHA-256 digest of a cloud assembly (what
- * `npm run synth` writes to cdk.out), printed as 64 hex digits. The deploy pipeline
- * (.github/workflows/deploy.yml) builds the assembly once, records this digest, and every job that
- * deploys or previews it downloads the artifact and refuses it unless the digest is the same, so
- * production gets exactly the assembly staging was smoke-tested with (docs/delivery.md).
- *
- * The digest covers every file under the directory: its path relative to the directory (with `/`),
- * its size and its bytes, in the order of the sorted paths. So it does not depend on the order the
- * files were written in, nor on timestamps or permissions (which an artifact does not keep), and any
- * changed byte, added, removed or renamed file changes it. Directories count only through their
- * files (an artifact keeps no empty directory); symbolic links are followed, as the upload does.
- *
- * Exits 2 with its usage on bad arguments, 1 with one line when the directory is missing or empty.
+ * `npx tsx scripts/assemblyDigest.ts <directory>`: the SHA-256 of a cloud assembly, so the pipeline
+ * (.github/workflows/deploy.yml, docs/delivery.md) deploys to production exactly what staging was smoke-tested with.
+ * It covers each file's relative path, size and bytes in sorted-path order: not timestamps, permissions or empty
+ * directories (an artifact keeps none); links are followed, as the upload does. Exit 2 on bad arguments, 1 (one line)
+ * for a missing or empty directory.
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";

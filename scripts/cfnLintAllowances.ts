@@ -1,12 +1,7 @@
 /**
- * cfn-lint findings that are wrong, each allowed for exactly one property of one resource type, with
- * the reason and where CloudFormation documents the property. cfn-lint validates templates against
- * the resource schemas bundled with its release, so a property CloudFormation added after that
- * release is reported as unexpected (E3002) although CloudFormation deploys it.
- *
- * Each entry must still match a finding: scripts/cfnLint.ts fails when one matches nothing in a run
- * that linted a template for one of its regions, so an allowance is removed as soon as cfn-lint
- * learns the property (or the app stops using it).
+ * cfn-lint findings that are wrong: properties CloudFormation added after the schemas cfn-lint bundles (E3002), each
+ * allowed for one property of one type, with its reason and documentation. scripts/cfnLint.ts fails when an entry
+ * matches nothing, so each goes once cfn-lint learns the property.
  */
 export interface CfnLintAllowance {
   /** cfn-lint's rule id. */
@@ -16,8 +11,8 @@ export interface CfnLintAllowance {
   /** The property, directly under the resource's Properties. */
   readonly property: string;
   /**
-   * Only for templates linted for these regions, when cfn-lint's schema lacks the property in those
-   * regions only (it bundles one schema per region); any region when absent.
+   * Only for templates linted for these regions, when cfn-lint's schema lacks the property in those regions only (it
+   * bundles one schema per region); any region when absent.
    */
   readonly regions?: readonly string[];
   /** Why the finding is wrong. */
@@ -45,8 +40,8 @@ export const cfnLintAllowances: readonly CfnLintAllowance[] = [
     rule: "E3002",
     resourceType: "AWS::CloudWatch::Dashboard",
     property: "Tags",
-    // cfn-lint 1.51.0's schemas for every other region have the property (checked with a template
-    // holding a tagged dashboard, `cfn-lint --regions <each region>`).
+    // cfn-lint 1.51.0's schemas for every other region have the property (checked with a template holding a tagged
+    // dashboard, `cfn-lint --regions <each region>`).
     regions: ["us-east-1", "cn-northwest-1", "me-south-1", "me-central-1"],
     reason:
       "CloudWatch dashboards take tags now, so aws-cdk-lib's CfnDashboard is taggable and the stack's project and " +

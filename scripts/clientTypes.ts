@@ -1,8 +1,7 @@
 /**
- * `npm run client:types`: regenerates client/src/schema.ts, the client package's types, from the
- * OpenAPI document the code builds (lib/contract/openapi.ts) with openapi-typescript. The file is
- * committed so that the package builds without this repository's tooling;
- * test/unit/clientTypes.test.ts fails when it differs from a fresh generation.
+ * `npm run client:types`: regenerates client/src/schema.ts, the client package's types, from the OpenAPI document the
+ * code builds (lib/contract/openapi.ts) with openapi-typescript. The file is committed so that the package builds
+ * without this repository's tooling; test/unit/clientTypes.test.ts fails when it differs from a fresh generation.
  */
 import { writeFile } from "node:fs/promises";
 import { relative } from "node:path";

@@ -1,15 +1,8 @@
 /**
- * `tsx scripts/deliveryStage.ts <github-environment> [--outputs-file FILE]`: what the deploy workflows
- * (.github/workflows/deploy-stage.yml, and deploy.yml's production-preview job) need to know about
- * the stage a GitHub environment deploys, as `name=value` lines for $GITHUB_OUTPUT:
- *   stage (`staging`, `prod`: what `npm run readiness` and `npm run preflight` take as --stage),
- *   selector (`Staging/*`: the data stack and the service stack, in order), account-selector (the
- *   account stack it deploys into, deployed first), stack-name (`Staging-PetStore`), data-stack-name
- *   (`Staging-PetStoreData`), preview-environment (only for a stage deployed after an approval: the
- *   GitHub environment of the job that checks it and shows its diff before the approval is
- *   requested, `production-preview`), and with --outputs-file (written by `cdk deploy
- *   --outputs-file`) base-url, the stage's BaseUrl output.
- * The names come from infra/deployment.ts, so the workflows spell none of them.
+ * `tsx scripts/deliveryStage.ts <github-environment> [--outputs-file FILE]`: `name=value` lines for $GITHUB_OUTPUT
+ * about the stage a GitHub environment deploys (.github/workflows/deploy-stage.yml, deploy.yml's preview job): stage,
+ * selector, account-selector, stack-name, data-stack-name, preview-environment, and base-url from a `cdk deploy
+ * --outputs-file`. The names come from infra/deployment.ts, so the workflows spell none of them.
  */
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";

@@ -1,15 +1,7 @@
 /**
- * `npm run deprecation-report -- [--stage local|staging|prod] [--since 90d]`: who still calls the
- * deprecated operation (the route in lib/routes.ts with a `deprecation`), so that its holders can
- * be told before the sunset, when the route starts answering 410 Gone.
- *
- * It reads the last-used records the API writes per key, operation and UTC day (lib/auth/keyUsage.ts):
- * one Query of the KEYUSE partition and one of the keys. Not CloudWatch Logs, although every request
- * line names its key: Logs Insights bills each query by the data it scans, $0.005 per GB
- * (https://aws.amazon.com/cloudwatch/pricing/), and a window of 90 days scans every request line of
- * every function for 90 days, growing with traffic, where the two Queries read a few KB whatever the
- * traffic. The records are exact per key and day (no sampling, no parsing of lines), and they exist
- * locally too, so the report works the same against npm start.
+ * `npm run deprecation-report -- [--stage local|staging|prod] [--since 90d]`: who still calls the deprecated operation,
+ * from the per-key, per-day last-used records (lib/auth/keyUsage.ts): two Queries of a few KB, exact and available
+ * locally, where Logs Insights would bill every scanned GB (https://aws.amazon.com/cloudwatch/pricing/).
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -82,8 +74,8 @@ function stateOf(record: ApiKeyRecord | undefined, now: Date): string {
 }
 
 /**
- * The report's lines for one deprecated route: a header (the route, its sunset, the days left), then
- * the keys whose last call of it is on or after the window's first day, the latest first.
+ * The report's lines for one deprecated route: a header (the route, its sunset, the days left), then the keys whose
+ * last call of it is on or after the window's first day, the latest first.
  */
 export function reportLines(
   route: RouteDefinition & { readonly deprecation: NonNullable<RouteDefinition["deprecation"]> },

@@ -1,7 +1,7 @@
 /**
- * The one reading of a duration on the command line (`90s`, `30m`, `1h`, `7d`, `2w`), shared by
- * `keys create --expires-in`, `keys rotate --overlap`, `keys list --unused-for` and
- * `deprecation-report --since`, so that each accepts the same forms and says so in the same words.
+ * The one reading of a duration on the command line (`90s`, `30m`, `1h`, `7d`, `2w`), shared by `keys create
+ * --expires-in`, `keys rotate --overlap`, `keys list --unused-for` and `deprecation-report --since`, so that each
+ * accepts the same forms and says so in the same words.
  */
 
 /** Seconds per unit; the usage texts and messages name the units from here. */
@@ -16,8 +16,8 @@ export class DurationError extends Error {
 }
 
 /**
- * Seconds from a whole number and a unit. `option` names the option in the message; `allowZero`:
- * `0s` is a duration too (an overlap of none), which a lifetime or a window cannot be.
+ * Seconds from a whole number and a unit. `option` names the option in the message; `allowZero`: `0s` is a duration too
+ * (an overlap of none), which a lifetime or a window cannot be.
  */
 export function parseDuration(text: string, option: string, { allowZero = false } = {}): number {
   const match = DURATION.exec(text);

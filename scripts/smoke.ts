@@ -1,17 +1,9 @@
 /**
- * `PETSTORE_API_KEY=KEY npm run smoke -- --base-url URL`: a black-box pass over a running stage
- * (deployed or `npm start`) with nothing but HTTP. Prints one line per check and a total; exits 1
- * on any failure, and with one line (no check run) for a base URL without /v1 or a stage it cannot
- * reach. It only adds pets, each named `smoke-<random>-…`; with a synthetic key (`npm run keys --
- * create --synthetic`) no other key ever sees them and they expire by themselves, so it is safe to
- * run against a shared stage, production included. So against any base URL but the local server on
- * loopback it refuses, before any request, a key whose text is not a synthetic key's (its
- * `petstore_<stage>_synthetic_` prefix, lib/auth/apiKeys.ts; the API refuses a key whose text and
- * record disagree), unless --allow-ordinary-key gives a reason. The checks themselves are in
- * lib/smoke/checks.ts, which the deployed synthetic check runs too.
- *
- * The key comes from PETSTORE_API_KEY: npm prints a script's whole command line, so a key given as
- * --key ends up on the terminal and in CI logs. --key still works. The key is never printed.
+ * `PETSTORE_API_KEY=KEY npm run smoke -- --base-url URL`: black-box checks of a running stage (lib/smoke/checks.ts,
+ * which the deployed synthetic check runs too). It only adds pets named `smoke-<random>-…`; off loopback it refuses a
+ * key that is not synthetic (`petstore_<stage>_synthetic_`, lib/auth/apiKeys.ts) unless --allow-ordinary-key gives a
+ * reason, so it is safe against production. The key comes from the environment because npm prints a script's command
+ * line (--key still works); it is never printed.
  */
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -38,8 +30,8 @@ Also:
 Exits 0 when every check passes, 1 otherwise.`;
 
 /**
- * True when `baseUrl` is on this machine's loopback (`npm start`: 127.0.0.0/8, ::1, localhost), where
- * the data is the developer's own; any other host is taken for a deployed, shared stage.
+ * True when `baseUrl` is on this machine's loopback (`npm start`: 127.0.0.0/8, ::1, localhost), where the data is the
+ * developer's own; any other host is taken for a deployed, shared stage.
  */
 function isLoopbackBaseUrl(baseUrl: string): boolean {
   if (!URL.canParse(baseUrl)) return false;
@@ -63,10 +55,7 @@ function keyProblem(key: string, source: string): string | undefined {
   return undefined;
 }
 
-/**
- * parseArgs' message in one line. An unexpected argument is not repeated: it may be a key typed
- * without --key.
- */
+/** parseArgs' message in one line. An unexpected argument is not repeated: it may be a key typed without --key. */
 function argumentProblem(error: unknown): string {
   const { code, message = String(error) } = error as { code?: string; message?: string };
   if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL")

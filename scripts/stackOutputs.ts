@@ -1,7 +1,6 @@
 /**
- * One output of a deployed stage's CloudFormation stack (DescribeStacks, read-only), for the
- * commands that find a stage from outside the CDK app: `npm run keys -- --stage …` (its table) and
- * `npm run url -- --stage …` (its BaseUrl).
+ * One output of a deployed stage's CloudFormation stack (DescribeStacks, read-only), for the commands that find a stage
+ * from outside the CDK app: `npm run keys -- --stage …` (its table) and `npm run url -- --stage …` (its BaseUrl).
  */
 import {
   type CloudFormationClient,
@@ -26,8 +25,8 @@ export async function readStackOutput(
   try {
     ({ Stacks: stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName })));
   } catch (error) {
-    // CloudFormation answers a missing stack with a ValidationError "Stack with id X does not exist",
-    // not a not-found error of its own: https://github.com/boto/boto3/issues/2807
+    // CloudFormation answers a missing stack with a ValidationError "Stack with id X does not exist", not a not-found
+    // error of its own: https://github.com/boto/boto3/issues/2807
     if ((error as Error).name === "ValidationError" && /does not exist/.test((error as Error).message)) {
       return { found: "no stack" };
     }

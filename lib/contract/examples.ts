@@ -32,9 +32,9 @@ import type { ApiEvent } from "../http/types";
 import { encodeCursor } from "../pets/cursor";
 import { IN_PROGRESS_RETRY_AFTER_SECONDS } from "../pets/idempotentCreate";
 import { type OperationId, type RouteDefinition, routes } from "../routes";
-import type { ErrorStatus } from "./openapi";
 import {
   type ErrorBody,
+  type ErrorStatus,
   listLimitSchema,
   MAX_BODY_BYTES,
   type NewPet,

@@ -35,6 +35,8 @@ import {
   cursorSchema,
   DEFAULT_PET_STATUS,
   type ErrorCode,
+  type ErrorStatus,
+  errorCodesByStatus,
   errorSchema,
   idempotencyKeySchema,
   listLimitSchema,
@@ -65,27 +67,8 @@ export interface OpenApiDocument extends JsonObject {
   };
 }
 
-/**
- * The codes each status answers with (docs/api.md, "Errors"): one each, except 403, which is
- * `forbidden` from the edge firewall or `insufficient_scope` from the API (a key whose scope does not
- * cover the operation). Each code has exactly one status.
- */
-export const errorCodesByStatus = {
-  400: ["invalid_request"],
-  401: ["unauthorized"],
-  403: ["forbidden", "insufficient_scope"],
-  404: ["not_found"],
-  405: ["method_not_allowed"],
-  409: ["idempotency_key_in_progress"],
-  410: ["gone"],
-  413: ["payload_too_large"],
-  415: ["unsupported_media_type"],
-  422: ["idempotency_key_reused"],
-  429: ["too_many_requests"],
-  500: ["internal_error"],
-  503: ["service_unavailable"],
-} as const satisfies Record<number, readonly [ErrorCode, ...ErrorCode[]]>;
-export type ErrorStatus = keyof typeof errorCodesByStatus;
+// Beside the codes in schemas.ts so that examples.ts needs nothing from this file (no import circle).
+export { type ErrorStatus, errorCodesByStatus };
 
 /** The codes `route` may answer with `status`: a 403 is `insufficient_scope` only where some key lacks the route's scope. */
 export function errorCodesOf(route: Pick<RouteDefinition, "scope">, status: ErrorStatus): readonly ErrorCode[] {

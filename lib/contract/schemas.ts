@@ -131,5 +131,27 @@ export type Pet = FromSchema<typeof petSchema>;
 export type ErrorBody = FromSchema<typeof errorSchema>;
 export type ErrorCode = (typeof errorCodes)[number];
 
+/**
+ * The codes each status answers with (docs/api.md, "Errors"): one each, except 403, which is
+ * `forbidden` from the edge firewall or `insufficient_scope` from the API (a key whose scope does not
+ * cover the operation). Each code has exactly one status.
+ */
+export const errorCodesByStatus = {
+  400: ["invalid_request"],
+  401: ["unauthorized"],
+  403: ["forbidden", "insufficient_scope"],
+  404: ["not_found"],
+  405: ["method_not_allowed"],
+  409: ["idempotency_key_in_progress"],
+  410: ["gone"],
+  413: ["payload_too_large"],
+  415: ["unsupported_media_type"],
+  422: ["idempotency_key_reused"],
+  429: ["too_many_requests"],
+  500: ["internal_error"],
+  503: ["service_unavailable"],
+} as const satisfies Record<number, readonly [ErrorCode, ...ErrorCode[]]>;
+export type ErrorStatus = keyof typeof errorCodesByStatus;
+
 export const petStatuses: readonly PetStatus[] = petStatusSchema.enum;
 export const DEFAULT_PET_STATUS: PetStatus = newPetSchema.properties.status.default;

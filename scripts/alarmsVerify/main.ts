@@ -1,10 +1,7 @@
 /**
- * `npm run alarms:verify -- --stage <staging|prod>`: proves, with the stage account's credentials,
- * that the stage's alarm notifications reach every topic that pages, without paging anyone
- * (./verify.ts), as the deploy workflow does after each deploy. Prints one line: to stdout and exit 0 when the notification was
- * published, to stderr and exit 1 when it failed (with what to check) or could not be tested; bad
- * arguments are one usage line and exit 2. The stage's region (and account) come from the working
- * tree's cdk.json "context" and PETSTORE_* variables, as the CDK app reads them (infra/settings.ts).
+ * `npm run alarms:verify -- --stage <staging|prod>`: runs ./verify.ts with the stage account's credentials. One line:
+ * stdout and exit 0 when delivered, stderr and exit 1 when it failed or could not be tested, exit 2 with a usage line.
+ * Region and account come from cdk.json and PETSTORE_* as the app reads them (infra/settings.ts).
  */
 import { hostname, userInfo } from "node:os";
 import { pathToFileURL } from "node:url";

@@ -1,31 +1,11 @@
 /**
- * Proves that a stage's alarm notifications reach every topic that pages (`npm run alarms:verify`,
- * ./main.ts), without paging anyone:
- *
- * 1. The paging topics are the stage's own alarm topic (its stack's AlarmTopicArn output) and the
- *    existing topic its settings name (`<stage>:alarmTopicArn`), if any. Each must have at least one
- *    confirmed subscription (ListSubscriptionsByTopic answers "PendingConfirmation" for the others:
- *    https://docs.aws.amazon.com/sns/latest/api/API_ListSubscriptionsByTopic.html, API_Subscription.html),
- *    and every confirmed one must carry the MessageBody filter policy that drops the delivery test's
- *    notification (infra/deployment.ts, alarmDeliveryTestFilterPolicy). Otherwise the command stops
- *    before it touches the alarm: alarms would reach nobody, or the test would page someone.
- * 2. It sets the stage's delivery test alarm (infra/stacks/monitoring.ts), whose ALARM action
- *    notifies exactly those topics, to ALARM with a reason carrying a random run id, and reads the
- *    alarm's history until each paging topic has an Action item of this run: "Successfully executed
- *    action <topic>" or "Failed to execute action <topic>. Received error: ..." (the topic policy or
- *    the topic key's policy refused CloudWatch, or the topic is gone).
- *    https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger
- *    https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarmHistory.html
- * 3. It sets the alarm back to OK whatever happened. Its OK action notifies only the deployment
- *    events topic, and an OK notification never counts.
- *
- * Which run an Action item belongs to: its HistoryData holds `actionState`, `notificationResource`
- * (the topic), `stateUpdateTimestamp` and `publishedMessage`, the notification CloudWatch published
- * ({"default": "<the alarm notification JSON>"}, with NewStateValue and NewStateReason). A real
- * item's data, as AWS's console shows it: https://github.com/aws/aws-sdk-java/issues/1723. Only an
- * item whose published message is this run's ALARM (its reason holds the run id) counts; an item
- * without a published message is matched through this run's StateUpdate history item (whose
- * newState.stateReason holds the run id) by its stateUpdateTimestamp.
+ * Proves that a stage's alarm notifications reach every paging topic (docs/alarms.md) without paging anyone: each
+ * topic (the stack's AlarmTopicArn output, and `<stage>:alarmTopicArn`) must have a confirmed subscription, each
+ * filtering out the delivery test (infra/deployment.ts); then the delivery test alarm is set to ALARM with a run id in
+ * its reason, its history read until each topic has this run's Action item, and the alarm set back to OK whatever
+ * happened. An Action item is this run's when its published message is this run's ALARM, else when its
+ * stateUpdateTimestamp matches this run's StateUpdate item (a real item: https://github.com/aws/aws-sdk-java/issues/1723;
+ * https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarmHistory.html).
  */
 import { randomUUID } from "node:crypto";
 import type { CloudFormationClient } from "@aws-sdk/client-cloudformation";
@@ -92,8 +72,8 @@ export class AlarmsVerifyError extends Error {
 export const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_POLL_INTERVAL_MS = 5_000;
 /**
- * History items a little older than the moment the alarm was set are still read (the run id decides
- * whether they count): the laptop's or runner's clock and CloudWatch's may differ by a few seconds.
+ * History items a little older than the moment the alarm was set are still read (the run id decides whether they
+ * count): the laptop's or runner's clock and CloudWatch's may differ by a few seconds.
  */
 const CLOCK_SKEW_MS = 5_000;
 /** How close an Action item's stateUpdateTimestamp must be to this run's StateUpdate item. */
@@ -101,7 +81,6 @@ const SAME_STATE_UPDATE_MS = 1_000;
 
 const WHERE_IT_IS_BUILT = "infra/stacks/monitoring.ts";
 
-// ---------------------------------------------------------------------------------------------
 // AWS errors
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
@@ -123,7 +102,6 @@ export function failedCallLine(call: string, error: unknown): string {
   return awsFailedCallLine(call, error, (kind) => advice(kind, call));
 }
 
-// ---------------------------------------------------------------------------------------------
 // The alarm's history
 
 export type ActionOutcome =
@@ -152,8 +130,8 @@ function jsonObject(text: unknown): Record<string, unknown> | undefined {
 const historyData = (item: AlarmHistoryItem) => jsonObject(item.HistoryData);
 
 /**
- * AWS's reason for a failed action: the error in the item's data when it has one, else what the
- * summary quotes after "Received error:".
+ * AWS's reason for a failed action: the error in the item's data when it has one, else what the summary quotes after
+ * "Received error:".
  */
 function failureReason(item: AlarmHistoryItem, data: Record<string, unknown> | undefined): string | undefined {
   for (const key of ["error", "errorMessage", "message", "failureReason"]) {
@@ -182,8 +160,8 @@ export function actionOutcome(item: AlarmHistoryItem): ActionOutcome | undefined
 }
 
 /**
- * The alarm notification an Action item published, when its data carries it: CloudWatch publishes
- * with a "default" message holding the notification JSON (AlarmName, NewStateValue, NewStateReason).
+ * The alarm notification an Action item published, when its data carries it: CloudWatch publishes with a "default"
+ * message holding the notification JSON (AlarmName, NewStateValue, NewStateReason).
  */
 function publishedNotification(item: AlarmHistoryItem): Record<string, unknown> | undefined {
   const published = jsonObject(historyData(item)?.publishedMessage);
@@ -192,8 +170,8 @@ function publishedNotification(item: AlarmHistoryItem): Record<string, unknown> 
 }
 
 /**
- * Whether an Action item is this run's ALARM notification: by the message it published, else by the
- * state update it acted on (`runStateUpdateAt`, the time of this run's StateUpdate item, if known).
+ * Whether an Action item is this run's ALARM notification: by the message it published, else by the state update it
+ * acted on (`runStateUpdateAt`, the time of this run's StateUpdate item, if known).
  */
 export function runOfAction(item: AlarmHistoryItem, runId: string, runStateUpdateAt?: number): RunMatch {
   const notification = publishedNotification(item);
@@ -233,14 +211,12 @@ function whatToCheck(reason: string | undefined, ownTopic: boolean): string {
   return `check ${key}; ${policy}; and ${missing}`;
 }
 
-// ---------------------------------------------------------------------------------------------
 // The paging topics' subscriptions
 
 /**
- * Whether a subscription's filter policy drops the delivery test's notification: a MessageBody
- * policy whose top-level AlarmName condition is an `anything-but` naming the test alarm. Conditions
- * on other keys are ANDed with it (https://docs.aws.amazon.com/sns/latest/dg/subscription-filter-policy-constraints.html),
- * so they can only drop more; any other form of policy is not recognised and the command asks for this one.
+ * Whether a subscription's filter policy drops the delivery test: a MessageBody policy whose top-level AlarmName is an
+ * `anything-but` naming the test alarm (other keys are ANDed, so can only drop more:
+ * https://docs.aws.amazon.com/sns/latest/dg/subscription-filter-policy-constraints.html). Any other form is not recognised.
  */
 export function filtersOutDeliveryTest(attributes: Record<string, string> | undefined, alarmName: string): boolean {
   if (attributes?.FilterPolicyScope !== "MessageBody") return false;
@@ -251,8 +227,6 @@ export function filtersOutDeliveryTest(attributes: Record<string, string> | unde
     return denied === alarmName || (Array.isArray(denied) && denied.includes(alarmName));
   });
 }
-
-// ---------------------------------------------------------------------------------------------
 
 const sleepFor = (milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds));
 
@@ -312,14 +286,14 @@ async function subscriptionsOf(sns: SNSClient, topicArn: string): Promise<Subscr
 }
 
 /**
- * Why the test must not run against a paging topic, if it must not: no confirmed subscription (its
- * alarms reach nobody), or a confirmed one the test would reach (it would page someone).
+ * Why the test must not run against a paging topic, if it must not: no confirmed subscription (its alarms reach
+ * nobody), or a confirmed one the test would reach (it would page someone).
  */
 async function subscriptionProblem(input: AlarmsVerifyInput, topicArn: string): Promise<string | undefined> {
   const { stage, alarmName, clients } = input;
   const subscriptions = await subscriptionsOf(clients.sns, topicArn);
-  // A subscription not yet confirmed has no ARN of its own: ListSubscriptionsByTopic answers
-  // "PendingConfirmation" in its place (https://docs.aws.amazon.com/sns/latest/api/API_Subscription.html).
+  // A subscription not yet confirmed has no ARN of its own: ListSubscriptionsByTopic answers "PendingConfirmation" in
+  // its place (https://docs.aws.amazon.com/sns/latest/api/API_Subscription.html).
   const confirmed = subscriptions.filter((subscription) => subscription.SubscriptionArn?.startsWith("arn:"));
   if (confirmed.length === 0) {
     const pending = subscriptions.length;
@@ -348,11 +322,8 @@ async function subscriptionProblem(input: AlarmsVerifyInput, topicArn: string): 
 }
 
 /**
- * Checks the paging topics' subscriptions, sets the alarm to ALARM, waits until every paging topic
- * has this run's action in the alarm's history, and sets the alarm back to OK. Throws an
- * AlarmsVerifyError for what stops it before it can decide (no credentials, no such stack or
- * alarm); answers ok false, with one line saying what to do, when a topic has no confirmed
- * subscription or one the test would reach, or a notification failed or never ran.
+ * Runs the test (see the top of this file). Throws AlarmsVerifyError for what stops it before deciding; answers ok
+ * false, with one line saying what to do, for a topic not ready or a notification that failed or never ran.
  */
 export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<AlarmsVerifyResult> {
   const { stage, region, alarmName, runName, clients } = input;
@@ -395,8 +366,8 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
   } catch (error) {
     outcome = { error };
   }
-  // After a failure too. The alarm would return to OK at its next evaluation anyway (nothing
-  // publishes its metric); setting it back at once keeps its ALARM to the test.
+  // After a failure too. The alarm would return to OK at its next evaluation anyway (nothing publishes its metric);
+  // setting it back at once keeps its ALARM to the test.
   const resetProblem = await clients.cloudWatch
     .send(
       new SetAlarmStateCommand({

@@ -1,11 +1,7 @@
 /**
- * The bare handler the cold ratios compare ours with (./cold.ts): what a user would write without
- * Middy or this project, making the DynamoDB calls our function makes on its first request, in the
- * same order: the key lookup, the key's use, the operation's reads and writes (with an
- * Idempotency-Key, the record's writes around them). The bench records both sides' calls and fails
- * if they differ. It takes only the table's item keys from the project, to name the same items.
- * Built twice (./build.ts): with our esbuild options and cuts (the floor), and as CDK's
- * NodejsFunction bundles by default, the SDK left to the runtime (the peer).
+ * The bare handler the cold ratios compare ours with (./cold.ts): what a user would write without Middy, making our
+ * function's DynamoDB calls in the same order (the bench fails if they differ). Built twice by ./build.ts: with our
+ * esbuild options (the floor), and as NodejsFunction bundles by default (the peer).
  */
 import { createHash, randomUUID } from "node:crypto";
 import { ConditionalCheckFailedException, DynamoDBClient } from "@aws-sdk/client-dynamodb";

@@ -1,7 +1,7 @@
 /**
- * The bundles the cold section measures (./cold.ts): each function exactly as deployed, and the
- * bare handler (./bareHandler.ts) twice: with those same options and cuts (the floor) and as CDK's
- * NodejsFunction bundles a handler by default (the peer).
+ * The bundles the cold section measures (./cold.ts): each function exactly as deployed, and the bare handler
+ * (./bareHandler.ts) twice: with those same options and cuts (the floor) and as CDK's NodejsFunction bundles a handler
+ * by default (the peer).
  */
 import { mkdir, rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
@@ -15,13 +15,9 @@ export const bundleDir = `${benchDir}/bundles`;
 const BARE_ENTRY = "scripts/bench/bareHandler.ts";
 
 /**
- * What NodejsFunction gives esbuild for a nodejs24.x function when nothing is set
- * (node_modules/aws-cdk-lib/aws-lambda-nodejs/lib/bundling.js, buildEsbuildArgs): `--bundle
- * --target=node24 --platform=node --outfile=index.js`, no --format (esbuild's default for node is
- * CommonJS), no --minify, no --main-fields, and the runtime's SDK left out (sdkV3Externals /
- * defaultExternals: `@aws-sdk/*`, and `@smithy/*` too under the feature flag
- * "@aws-cdk/aws-lambda-nodejs:sdkV3ExcludeSmithyPackages", which this project's cdk.json and a new
- * `cdk init` app set; its README, "Externals").
+ * What NodejsFunction gives esbuild for nodejs24.x by default (aws-lambda-nodejs/lib/bundling.js, buildEsbuildArgs):
+ * `--bundle --target=node24 --platform=node --outfile=index.js` (CommonJS, no --minify), the runtime's `@aws-sdk/*`
+ * left out, and `@smithy/*` too under "@aws-cdk/aws-lambda-nodejs:sdkV3ExcludeSmithyPackages", which cdk.json sets.
  */
 export const cdkDefaultEsbuildOptions = {
   bundle: true,

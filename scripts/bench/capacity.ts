@@ -1,73 +1,26 @@
 /**
- * `npm run bench:capacity`: each stage's capacity and cost on paper (docs/capacity.md). The stage
- * facts come from infra/config.ts and the stacks built from it; the per-request facts are measured
- * on dynalite (./requestCost.ts); AWS's limits and unit prices are below, each with its source. The
- * command measures, rewrites the generated parts of docs/capacity.md and prints them;
- * test/integration/capacityDoc.test.ts checks the page against the config and a fresh measurement.
+ * `npm run bench:capacity`: each stage's capacity and cost on paper (docs/capacity.md). The stage facts come from
+ * infra/config.ts and the stacks built from it; the per-request facts are measured on dynalite (./requestCost.ts);
+ * AWS's limits and unit prices are below, each with its source. The command measures, rewrites the generated parts of
+ * docs/capacity.md and prints them; test/integration/capacityDoc.test.ts checks the page against the config and a fresh
+ * measurement.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type StageConfig, stageReservedConcurrency } from "../../infra/config";
 import { CREATES_NEAR_THROTTLE } from "../../infra/stacks/monitoring";
 import type { TableArea } from "../../lib/db/table";
 import { metricNames } from "../../lib/observability/metrics";
-import { type OperationId, routes } from "../../lib/routes";
+import { routes } from "../../lib/routes";
 import { MINIMUM_UNRESERVED_CONCURRENCY } from "../preflight/checks";
+import { COSTED_KINDS, COSTED_REQUESTS, type CostedRequest, coldCaseOf, LOG_EVENT_OVERHEAD_BYTES } from "./costed";
 import { PAGE, readPublishedFigures } from "./report";
 import type { RequestCostResult } from "./requestCost";
 import { BENCH_RUNTIMES, type BenchRuntime, HOST_RUNTIME, rerunOnHost } from "./runtimes";
 
 export const CAPACITY_DOC = new URL("../../docs/capacity.md", import.meta.url);
-
-/** Each log event as CloudWatch Logs counts it: its UTF-8 message plus 26 bytes (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutLogEvents.html). */
-export const LOG_EVENT_OVERHEAD_BYTES = 26;
-
-/** The pets ./requestCost.ts seeds, which its gets ask for. */
-export const SEEDED_PETS = 100;
-const newPet = (index: number) => JSON.stringify({ name: `Rex the ${index}th`, categoryId: 3, status: "available" });
-
-/**
- * One kind of request costed: the page's column title, what its row adds after the method and path,
- * the function serving it, scripts/bench/cold.ts's case pricing its cold start if not the function's,
- * and request `index` of the kind (every create a new pet, every idempotent one a new key; a request
- * with a body is a create, answered 201, the others 200).
- */
-interface Costed {
-  readonly title: string;
-  readonly note: string;
-  readonly operation: OperationId;
-  readonly coldCase?: string;
-  readonly request: (index: number) => CostedCall;
-}
-type CostedCall = { search?: string; petId?: string; body?: string; headers?: Record<string, string> };
-
-/** The requests costed, one per way an operation uses the table, in the page's column order. */
-const costed = {
-  listPets: { title: "list", note: " (20 pets)", operation: "listPets", request: () => ({ search: "limit=20" }) },
-  listPetsByStatus: {
-    title: "list by status",
-    note: " (status, 20 pets)",
-    operation: "listPets",
-    request: () => ({ search: "status=available&limit=20" }),
-  },
-  getPet: { title: "get", note: "", operation: "getPet", request: (i) => ({ petId: String(1 + (i % SEEDED_PETS)) }) },
-  createPet: { title: "create", note: "", operation: "createPet", request: (i) => ({ body: newPet(i) }) },
-  createPetIdempotent: {
-    title: "create, idempotent",
-    note: " + Idempotency-Key",
-    operation: "createPet",
-    coldCase: "createPetIdempotent",
-    request: (i) => ({
-      body: newPet(i),
-      headers: { "idempotency-key": `order-${String(i).padStart(8, "0")}-9f1c2b7e` },
-    }),
-  },
-} satisfies Record<string, Costed>;
-export type CostedRequest = keyof typeof costed;
-export const COSTED_REQUESTS: Readonly<Record<CostedRequest, Costed>> = costed;
-export const COSTED_KINDS = Object.keys(COSTED_REQUESTS) as CostedRequest[];
-export const coldCaseOf = (kind: CostedRequest): string =>
-  COSTED_REQUESTS[kind].coldCase ?? COSTED_REQUESTS[kind].operation;
 
 /** AWS's limits on the request path, as documented: a fresh account's defaults. */
 export const awsLimits = {
@@ -86,9 +39,9 @@ export const awsLimits = {
  * https://aws.amazon.com/lambda/pricing/, https://aws.amazon.com/api-gateway/pricing/,
  * https://aws.amazon.com/dynamodb/pricing/on-demand/, https://aws.amazon.com/waf/pricing/,
  * https://aws.amazon.com/cloudwatch/pricing/, https://aws.amazon.com/xray/pricing/,
- * https://aws.amazon.com/ec2/pricing/on-demand/#Data_Transfer, https://aws.amazon.com/kms/pricing/
- * and https://aws.amazon.com/secrets-manager/pricing/. Prices change (DynamoDB on-demand halved on
- * 2024-11-01): re-check them before using the figures for a decision.
+ * https://aws.amazon.com/ec2/pricing/on-demand/#Data_Transfer, https://aws.amazon.com/kms/pricing/ and
+ * https://aws.amazon.com/secrets-manager/pricing/. Prices change (DynamoDB on-demand halved on 2024-11-01): re-check
+ * them before using the figures for a decision.
  */
 export const unitPrices = {
   asOf: "2025-06-01",
@@ -116,9 +69,9 @@ export const unitPrices = {
 } as const;
 
 /**
- * The share of requests X-Ray records at `requestsPerSecond` under its default rule, which API
- * Gateway applies and Lambda follows: a reservoir of one request a second across the account, then
- * 5% of the rest (https://docs.aws.amazon.com/xray/latest/devguide/xray-console-sampling.html,
+ * The share of requests X-Ray records at `requestsPerSecond` under its default rule, which API Gateway applies and
+ * Lambda follows: a reservoir of one request a second across the account, then 5% of the rest
+ * (https://docs.aws.amazon.com/xray/latest/devguide/xray-console-sampling.html,
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-enabling-xray.html).
  */
 export function xrayTracedShare(requestsPerSecond: number): number {
@@ -169,8 +122,8 @@ export function readColdStart(performancePage: string): ColdStartInputs {
 }
 
 /**
- * When the design past the first ceiling starts: creates near production's POST /pets throttle for
- * a while (the `CreatesNearThrottle` alarm's), observable today unlike any rate above the throttle.
+ * When the design past the first ceiling starts: creates near production's POST /pets throttle for a while (the
+ * `CreatesNearThrottle` alarm's), observable today unlike any rate above the throttle.
  */
 export const SHARDING_TRIGGER = {
   shareOfPostThrottle: CREATES_NEAR_THROTTLE.shareOfThrottle,
@@ -180,8 +133,8 @@ export const SHARDING_TRIGGER = {
 } as const;
 
 /**
- * Lambda's own lines per request (JSON logs, system level INFO), not measurable without Lambda, so
- * sized from samples in the documented shape (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-logformat.html).
+ * Lambda's own lines per request (JSON logs, system level INFO), not measurable without Lambda, so sized from samples
+ * in the documented shape (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-logformat.html).
  */
 export const lambdaPlatformLineSamples = [
   '{"time":"2026-11-25T16:20:00.000Z","type":"platform.start","record":{"requestId":"6d68ca91-49c9-448d-89b8-7ca3e6dc66aa","version":"12"}}',
@@ -189,8 +142,8 @@ export const lambdaPlatformLineSamples = [
 ] as const;
 
 /**
- * What API Gateway adds to a function's answer on the wire (HTTP/1.1, a traced stage): the status
- * line, its own headers and the empty line ending them. TLS and TCP framing are not counted.
+ * What API Gateway adds to a function's answer on the wire (HTTP/1.1, a traced stage): the status line, its own headers
+ * and the empty line ending them. TLS and TCP framing are not counted.
  */
 export const apiGatewayAnswerSample = [
   "HTTP/1.1 200 OK",
@@ -243,8 +196,11 @@ export async function stackFacts(): Promise<Record<string, StackFacts>> {
   const { LIVE_ALIAS } = await import("../../infra/stacks/rollout");
   const { SYNTHETIC_CHECK_INTERVAL } = await import("../../infra/stacks/syntheticCheck");
   const { CfnResource } = await import("aws-cdk-lib");
-  // Only the construct tree is needed: no stack is bundled.
-  const { stages } = buildApp({ context: { "aws:cdk:bundling-stacks": [] } });
+  // Only the construct tree is needed: no stack is bundled, nothing synthesized. An App makes its
+  // assembly directory when built (under the temporary directory without an outdir): removed at once.
+  const outdir = mkdtempSync(join(tmpdir(), "cdk-capacity-"));
+  const { stages } = buildApp({ outdir, context: { "aws:cdk:bundling-stacks": [] } });
+  rmSync(outdir, { recursive: true, force: true });
   const accessLogLine = accessLogFormat().replace(/\$context\.[\w.]+/g, (variable) => {
     const value = accessLogSampleValues[variable];
     if (value === undefined) throw new Error(`no sample value for ${variable} (scripts/bench/capacity.ts)`);
@@ -306,7 +262,7 @@ export interface CapacityInputs {
 /** The parts of the table the costed requests touch, as the page names them. */
 const AREA_NAMES: Partial<Record<TableArea, string>> = {
   pets: "`PET` partition",
-  petsByStatus: "`byStatus` index, one status value's partition",
+  petsByStatus: "`byStatus` index, a status's partition",
   petIdCounter: "id counter item (`COUNTER`)",
   idempotencyRecords: "one API key's idempotency partition",
 };
@@ -343,37 +299,37 @@ export function ceilings(config: StageConfig, inputs: CapacityInputs): Ceiling[]
     const [requests, window] = [edge?.[setting] ?? 0, edge?.rateLimitWindowSeconds ?? 1];
     list.push({
       resource: `AWS WAF rate rule, per ${per}`,
-      limit: `${integer(requests)} requests / ${window} s (\`edgeProtection.${setting}\`)`,
+      limit: `${integer(requests)} requests / ${window} s`,
       perRequest: all(requests / window),
-      raise: `\`edgeProtection.${setting}\` in infra/config.ts${more}`,
+      raise: `\`edgeProtection.${setting}\`${more}`,
       perClient: true,
       configured: true,
     });
   }
   list.push({
     resource: "API Gateway stage throttle, per method",
-    limit: `${integer(config.api.throttlingRateLimit)} rps, burst ${integer(config.api.throttlingBurstLimit)} (\`api.throttling*\`)`,
+    limit: `${integer(config.api.throttlingRateLimit)} rps, burst ${integer(config.api.throttlingBurstLimit)}`,
     perRequest: all(config.api.throttlingRateLimit),
-    raise: "`api.throttlingRateLimit` / `api.throttlingBurstLimit` in infra/config.ts, up to the account's quota",
+    raise: "`api.throttling*`, up to the account's quota",
     configured: true,
   });
   list.push({
-    resource: "API Gateway account quota (every API of the account and region)",
+    resource: "API Gateway account quota (every API of the region)",
     limit: `${integer(awsLimits.apiGatewayAccountRequestsPerSecond)} rps, burst ${integer(awsLimits.apiGatewayAccountBurst)}`,
     perRequest: all(awsLimits.apiGatewayAccountRequestsPerSecond),
-    raise: "Service Quotas (API Gateway, throttle rate, L-8A5B8E43)",
+    raise: "Service Quotas L-8A5B8E43",
   });
   const concurrency = stack.reservedConcurrency ?? awsLimits.lambdaAccountConcurrency;
   list.push({
     resource:
       stack.reservedConcurrency === undefined
-        ? "Lambda concurrency (account quota, shared by every function), at the measured duration"
-        : "Lambda reserved concurrency of the function, at the measured duration",
+        ? "Lambda account concurrency, at the p50 duration"
+        : "Lambda reserved concurrency, at the p50 duration",
     limit: `${integer(concurrency)} concurrent${stack.provisionedConcurrency > 0 ? `, ${stack.provisionedConcurrency} provisioned` : ", none provisioned"}`,
     perRequest: Object.fromEntries(
       kinds.map((kind) => [kind, (concurrency * 1000) / (inputs.requests.requests[kind].durationMs.p50 || 1)]),
     ),
-    raise: "Service Quotas (Lambda, concurrent executions); burst: +1,000 environments per 10 s per function",
+    raise: "Service Quotas; +1,000 environments per 10 s",
     configured: stack.reservedConcurrency !== undefined,
   });
   const areas = new Set(kinds.flatMap((kind) => Object.keys(inputs.requests.requests[kind].areas) as TableArea[]));
@@ -389,14 +345,10 @@ export function ceilings(config: StageConfig, inputs: CapacityInputs): Ceiling[]
       const perClient = PER_CLIENT_AREAS.includes(area);
       list.push({
         resource: `DynamoDB ${AREA_NAMES[area] ?? area}, ${unit}s`,
-        limit: unit === "write" ? "1,000 WRU/s per partition" : "3,000 RRU/s per partition",
+        limit: unit === "write" ? "1,000 WRU/s" : "3,000 RRU/s",
         perRequest,
         raise:
-          area === "petIdCounter"
-            ? "none for one item: ids without a counter (below)"
-            : perClient
-              ? "one client's: more API keys"
-              : "shard the partition (below)",
+          area === "petIdCounter" ? "ids without a counter (below)" : perClient ? "more API keys" : "shard (below)",
         perClient,
       });
     }
@@ -437,12 +389,12 @@ export function renderCeilings(config: StageConfig, inputs: CapacityInputs): str
   const row = (c: Ceiling) => [c.resource, c.limit, ...COSTED_KINDS.map((kind) => rps(c.perRequest[kind])), c.raise];
   const raised = stageWide.filter((c) => !c.configured);
   return [
-    `Requests per second of each kind each resource carries on its own (${config.id}):`,
+    `Requests per second each resource carries on its own (${config.id}):`,
     "",
     table(head, [
       ...stageWide.map(row),
       bindingRow("Binds first", stageWide),
-      bindingRow("Binds first once the stage throttle is raised", raised),
+      bindingRow("Binds first past the throttle", raised),
     ]),
     ...(perClient.length === 0
       ? []
@@ -492,12 +444,12 @@ export function costLines(config: StageConfig, inputs: CapacityInputs): CostLine
   const lines: CostLine[] = [
     { item: "Lambda requests", perMillion: perKind(() => p.lambdaPerMillionRequests) },
     {
-      item: `Lambda duration (${stack.architecture}, ${stack.memoryMb} MB, billed ms = measured p50 rounded up)`,
+      item: `Lambda duration (${stack.architecture}, ${stack.memoryMb} MB, p50 rounded up)`,
       perMillion: perKind((kind) => Math.ceil(request(kind).durationMs.p50) * perBilledMs(stack) * 1e6),
     },
     { item: "API Gateway REST requests", perMillion: perKind(() => p.apiGatewayRestPerMillionRequests) },
     {
-      item: "DynamoDB on-demand (RRU, WRU with the index write)",
+      item: "DynamoDB (RRU, WRU with the index's)",
       perMillion: perKind(
         (kind) =>
           request(kind).readUnits * p.dynamoPerMillionReadUnits +
@@ -508,11 +460,11 @@ export function costLines(config: StageConfig, inputs: CapacityInputs): CostLine
   if (config.edgeProtection)
     lines.push({ item: "AWS WAF requests", perMillion: perKind(() => p.wafPerMillionRequests) });
   lines.push({
-    item: "CloudWatch Logs ingestion (function, Lambda and access log lines)",
+    item: "CloudWatch Logs ingestion",
     perMillion: perKind((kind) => (logBytesPerRequest(config.id, kind, inputs) * 1e6 * p.logsPerGbIngested) / 2 ** 30),
   });
   lines.push({
-    item: `Data transfer out (the answer with its headers, $${p.dataTransferOutPerGb.toFixed(2)}/GB)`,
+    item: `Data transfer out ($${p.dataTransferOutPerGb.toFixed(2)}/GB)`,
     perMillion: perKind((kind) => (answerBytes(kind, inputs) * 1e6 * p.dataTransferOutPerGb) / 2 ** 30),
   });
   return lines;
@@ -540,9 +492,8 @@ export function xrayLines(config: StageConfig, inputs: CapacityInputs): (CostLin
 }
 
 /**
- * What one cold start of a request's function bills beyond a warm request: its cold first response
- * (INIT and the first request; Node's start in it stands for the floor of Lambda's runtime start),
- * rounded up to the millisecond as Lambda bills, less the warm request's measured p50 rounded up; in dollars.
+ * What one cold start bills beyond a warm request, in dollars: the cold first response (INIT and first request) less
+ * the warm p50, each rounded up to the millisecond as Lambda bills.
  */
 export function coldStartCost(config: StageConfig, inputs: CapacityInputs, kind: CostedRequest) {
   const stack = inputs.stacks[config.id] as StackFacts;
@@ -559,7 +510,7 @@ export function coldStartCost(config: StageConfig, inputs: CapacityInputs, kind:
 export function coldStartLines(config: StageConfig, inputs: CapacityInputs): (CostLine & { share: number })[] {
   return COLD_START_SHARES.map((share) => ({
     share,
-    item: `Cold starts in ${share === 1 ? "every request" : `${percent(share)} of requests`} (billed INIT, first request)`,
+    item: `Cold starts in ${share === 1 ? "every request" : `${percent(share)} of requests`}`,
     perMillion: perKind((kind) => share * 1e6 * coldStartCost(config, inputs, kind).extraDollars),
   }));
 }
@@ -621,7 +572,7 @@ export function renderCost(config: StageConfig, inputs: CapacityInputs): string 
     `Each millisecond more of billed duration adds ${dollars(perMs)} per million requests (or cold starts, for INIT).${fixedCosts} ` +
       `Data transfer out is free for the account's first ${unitPrices.dataTransferOutFreeGbPerMonth} GB a month (about ${integer(freeRequests("getPet"))} million gets, ${integer(freeRequests("listPets"))} million list pages), X-Ray for its first ${integer(unitPrices.xrayFreeTracesRecordedPerMonth)} traces.`,
     "",
-    `One cold start, at ${stack.architecture} and ${stack.memoryMb} MB (figures from ${inputs.coldStart.source}; Node's bare start, ${fixed(inputs.coldStart.nodeStartMs, 1)} ms, is in each and stands for the floor of Lambda's runtime start):`,
+    `One cold start (INIT and the first request), at ${stack.architecture} and ${stack.memoryMb} MB (from ${inputs.coldStart.source}; Node's bare start, ${fixed(inputs.coldStart.nodeStartMs, 1)} ms, in each):`,
     "",
     table(
       ["Function", "Cold first response", "Billed, cold", "Billed, warm (p50 here)", "A million cold starts add"],
@@ -661,11 +612,11 @@ export function renderConcurrency(configs: readonly StageConfig[]): string {
   const bothNeeded = configs.reduce((total, config) => total + stageReservedConcurrency(config, apiFunctions), 0);
   const cell = (config: StageConfig, quota: number) => {
     const fit = concurrencyFit(config, quota);
-    if (fit.fits) return `deploys (\`reservedConcurrency\` up to ${integer(fit.largestPerFunction)} would fit)`;
-    return `**refused**: needs a quota of ${integer(fit.quotaNeeded)}${fit.largestPerFunction > 0 ? `, or \`reservedConcurrency\` ${integer(fit.largestPerFunction)} or less` : "; no reservation fits"}`;
+    if (fit.fits) return `deploys (up to ${integer(fit.largestPerFunction)} each would fit)`;
+    return `**refused**: needs a quota of ${integer(fit.quotaNeeded)}${fit.largestPerFunction > 0 ? `, or ${integer(fit.largestPerFunction)} or less each` : "; nothing fits"}`;
   };
   return [
-    `What each stage's reservations need (${apiFunctions} API functions × \`functions.reservedConcurrency\`, plus its background functions) against an account's concurrency quota, Lambda keeping ${MINIMUM_UNRESERVED_CONCURRENCY} unreserved ("would fit": the largest \`reservedConcurrency\` with the stage alone in the account):`,
+    `Each stage's reservations (${apiFunctions} API functions × \`functions.reservedConcurrency\`, plus background functions) against an account's quota, Lambda keeping ${MINIMUM_UNRESERVED_CONCURRENCY} unreserved ("each": the most \`reservedConcurrency\` that fits, the stage alone):`,
     "",
     table(
       [
@@ -673,9 +624,9 @@ export function renderConcurrency(configs: readonly StageConfig[]): string {
         `Reservable (all but ${MINIMUM_UNRESERVED_CONCURRENCY})`,
         ...configs.map(
           (config) =>
-            `${config.id} (reserves ${integer(stageReservedConcurrency(config, apiFunctions))}: ${config.functions.reservedConcurrency} per API function)`,
+            `${config.id} (${integer(stageReservedConcurrency(config, apiFunctions))}: ${config.functions.reservedConcurrency} each)`,
         ),
-        `Both stages in one account (${integer(bothNeeded)})`,
+        `Both stages (${integer(bothNeeded)})`,
       ],
       ACCOUNT_CONCURRENCY_EXAMPLES.map((quota) => [
         `${integer(quota)}${quota === awsLimits.lambdaAccountConcurrency ? " (the default)" : ""}`,
@@ -708,12 +659,12 @@ export function shardingTrigger(production: StageConfig) {
 export function renderTrigger(production: StageConfig): string {
   const t = shardingTrigger(production);
   return [
-    `**The trigger** fires under today's limits: ${production.id}'s POST /pets is throttled at ${integer(t.postThrottle)} requests per second (\`api.throttlingRateLimit\`), so a rate of creates above that can never be seen. It fires on either of:`,
+    `**The trigger** is either of these (${production.id}'s POST /pets is throttled at ${integer(t.postThrottle)} a second, \`api.throttlingRateLimit\`, so no higher rate is ever seen):`,
     "",
-    `- creates at ${integer(t.createsPerSecond)} per second or more (${percent(SHARDING_TRIGGER.shareOfPostThrottle)} of that throttle) for ${SHARDING_TRIGGER.sustainedMinutes} minutes, which the \`CreatesNearThrottle\` alarm pages on (docs/alarms.md): the dashboard's "Pets created" line (metric \`${metricNames.petsCreated}\`, \`Stage=${production.stage}\`, \`Operation=createPet\`) at ${integer(t.createsPerPeriod)} or more per 5-minute period, ${t.periods} periods running;`,
-    `- any POST /pets answered 429 by the stage throttle, which the stage's access log shows (Logs Insights: \`filter method = "POST" and resourcePath = "/pets" and errorType = "THROTTLED" | stats count() by bin(5m)\`; the firewall's 429s have \`wafResponse\` WAF_BLOCK and no \`errorType\` THROTTLED), or \`ThrottledRequests\` on the table (the \`TableThrottles\` alarm) while creates are near that rate.`,
+    `- creates at ${integer(t.createsPerSecond)} per second or more (${percent(SHARDING_TRIGGER.shareOfPostThrottle)} of the throttle) for ${SHARDING_TRIGGER.sustainedMinutes} minutes: the \`CreatesNearThrottle\` alarm (docs/alarms.md), metric \`${metricNames.petsCreated}\` (\`Stage=${production.stage}\`, \`Operation=createPet\`) at ${integer(t.createsPerPeriod)} or more per 5-minute period, ${t.periods} periods running;`,
+    `- any POST /pets answered 429 by the stage throttle: the access log in Logs Insights, \`filter method = "POST" and resourcePath = "/pets" and errorType = "THROTTLED" | stats count() by bin(5m)\` (the firewall's 429s have no \`errorType\`), or the table's \`ThrottledRequests\` (\`TableThrottles\`) near that rate.`,
     "",
-    `What it starts: first the throttle is raised (a setting), which is safe up to ${integer(t.throttleBeforeDesign)} creates per second (a third of one partition's ${integer(awsLimits.partitionWriteUnitsPerSecond)} writes, the headroom the counter, \`PET\` and index partitions need); the epochs design must be in production before POST's throttle goes above that.`,
+    `Then raise the throttle, safe up to ${integer(t.throttleBeforeDesign)} creates a second (a third of a partition's ${integer(awsLimits.partitionWriteUnitsPerSecond)} writes); above that, the epochs design must be in production first.`,
   ].join("\n");
 }
 
@@ -742,21 +693,21 @@ export function renderMeasured(inputs: CapacityInputs): string {
         "RRU",
         "WRU (table)",
         "WRU (index)",
-        `Own log events / bytes (${stageIds.join(", ")})`,
-        "Answer: body + headers (the function's)",
-        "Duration p50 (here)",
+        `Log events / bytes (${stageIds.join(", ")})`,
+        "Answer body + headers",
+        "p50 here",
       ],
       rows,
     ),
     "",
-    `The key check's GetItem (once per key and container every 30 s, not in a warm request): ${fixed(inputs.requests.keyLookup.readUnits)} RRU. ` +
-      `Durations: ${inputs.requests.samples} requests each, Node ${inputs.requests.node}, this machine, dynalite over HTTP on localhost.`,
+    `The key check's GetItem (once per key and container every 30 s): ${fixed(inputs.requests.keyLookup.readUnits)} RRU. ` +
+      `Durations: ${inputs.requests.samples} requests each, Node ${inputs.requests.node}, dynalite on localhost.`,
   ].join("\n");
 }
 
 /**
- * Keys' last-use records (lib/auth/keyUsage.ts): a conditional UpdateItem per key, operation, day
- * and warm container, which costs a write unit even when its condition fails
+ * Keys' last-use records (lib/auth/keyUsage.ts): a conditional UpdateItem per key, operation, day and warm container,
+ * which costs a write unit even when its condition fails
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#write-operation-consumption).
  */
 export const KEY_USE_RECORDS = {
@@ -796,7 +747,7 @@ export function renderKeyUseCost(configs: readonly StageConfig[]): string {
     const cost = keyUseCost(config);
     return [
       config.id,
-      `${cost.containers} (\`functions.reservedConcurrency\`)`,
+      integer(cost.containers),
       `${cost.unitsPerKeyDay.fewest} – ${integer(cost.unitsPerKeyDay.most)}`,
       `${dollars(cost.month.fewest)} – ${dollars(cost.month.most)}`,
       `${integer(cost.storedBytes / 1000)} KB, ${cost.storageMonth < 0.001 ? "under $0.001" : dollars(cost.storageMonth)} a month`,
@@ -809,11 +760,11 @@ export function renderKeyUseCost(configs: readonly StageConfig[]): string {
     table(
       [
         "Stage",
-        "Warm containers per function, at most",
-        "WRU a key a day (one container – every container)",
-        "A month, write units",
-        "Stored, with DynamoDB's 100 bytes an item (no TTL for ordinary keys)",
-        "`KEYUSE` writes per second at most, of the partition's WRU/s",
+        "Containers per function (`reservedConcurrency`)",
+        "WRU a key a day (one container – all)",
+        "A month",
+        "Stored (no TTL)",
+        "Peak `KEYUSE` writes/s, of the partition's",
       ],
       rows,
     ),
@@ -836,14 +787,14 @@ export function renderBaseline(config: StageConfig, inputs: CapacityInputs): str
   ];
   const total = lines.reduce((sum, line) => sum + line.month, 0);
   return [
-    `Fixed cost a month, ${config.id}, with no traffic (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
+    `Fixed cost a month, ${config.id}, no traffic (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
     "",
     table(
       ["Item", "A month"],
       [...lines.map((line) => [line.item, dollars(line.month)]), ["**Total**", `**${dollars(total)}**`]],
     ),
     "",
-    `On top: the synthetic check's ${integer(stack.fixed.syntheticRunsPerMonth)} runs a month, each a few dozen requests priced as above; storage and point-in-time recovery by size; custom metrics by the metric and month. Reserved concurrency (${config.functions.reservedConcurrency} per API function) costs nothing; provisioned concurrency (${stack.provisionedConcurrency} here) would.`,
+    `On top: ${integer(stack.fixed.syntheticRunsPerMonth)} synthetic check runs a month, priced as above; storage and metrics by use. Reserved concurrency (${config.functions.reservedConcurrency} per API function) is free; provisioned (${stack.provisionedConcurrency} here) is not.`,
   ].join("\n");
 }
 

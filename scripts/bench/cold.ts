@@ -1,14 +1,9 @@
 /**
- * `npm run bench`, sections 1 and 2: each function's deployed bundle, and its cold first response
- * against two bare handlers making the same DynamoDB calls (./bareHandler.ts, built by ./build.ts):
- * the floor, built with exactly our esbuild options and cuts, and the peer, bundled as CDK's
- * NodejsFunction does by default. Every side is a fresh `node` timed from spawn() to its first
- * answer, so Node's own start is included; each round runs every side once, one at a time, in a new
- * shuffled order. DynamoDB is dynalite behind an https server that holds every call DYNAMO_DELAY_MS,
- * so that each round trip costs what an in-region one does; it records the calls, and a run in which
- * a bare side makes other calls than ours, or answers another status, fails.
- *
- * Alone: `npx tsx scripts/bench/cold.ts --rounds 5` prints the figures.
+ * `npm run bench`, sections 1 and 2: each bundle, and its cold first response (spawn() to first answer) against two
+ * bare handlers (./bareHandler.ts): the floor, with our esbuild options, and the peer, as NodejsFunction bundles by
+ * default. Rounds run every side once in a shuffled order. DynamoDB is dynalite behind https delayed DYNAMO_DELAY_MS
+ * per call (an in-region round trip); a bare side making other calls or answering another status fails the run.
+ * Alone: `npx tsx scripts/bench/cold.ts --rounds 5`.
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -39,9 +34,8 @@ import { BENCH_RUNTIMES, type BenchRuntime, nodeOf } from "./runtimes";
 import { median, round, seededRandom, shuffled, upperQuartile } from "./stats";
 
 /**
- * Added to every DynamoDB call: "for most atomic operations, such as GetItem and PutItem, you can
- * expect an average latency in single-digit milliseconds"
- * (https://repost.aws/knowledge-center/dynamodb-high-latency).
+ * Added to every DynamoDB call: "for most atomic operations, such as GetItem and PutItem, you can expect an average
+ * latency in single-digit milliseconds" (https://repost.aws/knowledge-center/dynamodb-high-latency).
  */
 export const DYNAMO_DELAY_MS = 5;
 const TABLE = "petstore-bench-cold";
@@ -58,9 +52,8 @@ function describeCall(request: IncomingMessage, body: string): string {
 }
 
 /**
- * In-memory dynalite behind https, each request held `delayMs` before dynalite's own listener gets
- * it. https because over http the SDK lazily loads node:http and with it modules (undici, http2,
- * zlib) a deployed function never loads: its endpoint is https. The certificate is made per run.
+ * dynalite behind https, each request held `delayMs`. https because over http the SDK loads modules (undici, http2,
+ * zlib) a deployed function, whose endpoint is https, never loads. A certificate per run.
  */
 export async function startDelayedDynamo(tableName: string, delayMs = DYNAMO_DELAY_MS) {
   const dir = await mkdtemp(join(tmpdir(), "petstore-bench-dynamo-"));
@@ -124,8 +117,8 @@ export interface ColdRun {
 }
 
 /**
- * One fresh process: loads the bundle, answers the event, reports (./coldChild.mjs). `ms`: spawn()
- * to the report on fd 3, Node's start included.
+ * One fresh process: loads the bundle, answers the event, reports (./coldChild.mjs). `ms`: spawn() to the report on fd
+ * 3, Node's start included.
  */
 export function runCold(run: ColdRun): Promise<{ ms: number; statusCode?: number; body?: string | null }> {
   const args = [run.child ?? CHILD, ...(run.file ? [run.file, JSON.stringify(run.event)] : [])];
@@ -265,7 +258,7 @@ export async function measureCold(options: ColdOptions): Promise<{ figures: Figu
 
 function bundleFigures(bundles: readonly Bundle[]): Figure[] {
   const method =
-    "esbuild's output bytes and source files (metafile): each function with infra/bundling.ts's options, as deployed; the bare handler (scripts/bench/bareHandler.ts) with those options (floor) and with CDK NodejsFunction's defaults, the SDK left out (peer).";
+    "esbuild's output bytes and source files (metafile), each function with infra/bundling.ts's options; bare: scripts/bench/bareHandler.ts with those options (floor) and with CDK NodejsFunction's defaults, SDK left out (peer).";
   const size = (id: string, label: string, value: number, unit: string, target: Target | null = null) =>
     figure({ id: `bundle.${id}`, section: "1 Bundle size", label, value, unit, method, target });
   return bundles.flatMap(({ side, operationId: op, bytes, modules }) =>
@@ -280,9 +273,15 @@ function bundleFigures(bundles: readonly Bundle[]): Figure[] {
 
 /** The DynamoDB calls each request makes on every side (the same on all, or the run failed). */
 function callFigures(answers: ReadonlyMap<Case, string>): Figure[] {
-  const method = `Recorded by the https server in front of dynalite: each call's operation and partition.`;
+  const callsOf = (answer: string) => answer.slice(answer.indexOf("[") + 1, -1);
+  // The page has no label column, so the calls themselves are named in the method, once for all cases.
+  const method = `DynamoDB calls per request, the same on every side, as the https server in front of dynalite records them: ${[
+    ...answers,
+  ]
+    .map(([kase, answer]) => `${kase} ${callsOf(answer)}`)
+    .join("; ")}.`;
   return [...answers].map(([kase, answer]) => {
-    const calls = answer.slice(answer.indexOf("[") + 1, -1);
+    const calls = callsOf(answer);
     const label = `${kase} DynamoDB calls, on every side: ${calls}`;
     const value = calls.split(", ").length;
     return figure({ id: `coldStart.${kase}.calls`, section: "2 Cold start", label, value, unit: "", method });
@@ -290,11 +289,12 @@ function callFigures(answers: ReadonlyMap<Case, string>): Figure[] {
 }
 
 function coldFigures(runtime: BenchRuntime, times: (name: string) => number[], rounds: number): Figure[] {
-  const how = `Each side a fresh \`node\`, timed from spawn() to its first answer (Node's start included), all sides of a round in a new shuffled order, ${rounds} rounds; DynamoDB is dynalite over https with ${DYNAMO_DELAY_MS} ms added per call (in-region single-digit ms); the bare sides must make our calls and answer our status.`;
+  // Each method is printed once per section: the ratios refer to the timing the ms figures describe.
+  const how = `Median ms of ${rounds} rounds: each side a fresh \`node\`, timed from spawn() to its first answer, sides shuffled each round; DynamoDB is dynalite over https plus ${DYNAMO_DELAY_MS} ms a call; the bare sides must make our calls and answer our status.`;
   const methods = {
-    floor: `Per round, ours ÷ the bare handler (scripts/bench/bareHandler.ts) built with exactly our esbuild options and cuts; median, judged on the upper quartile. ${how}`,
-    peer: `Per round, ours ÷ the bare handler bundled by CDK NodejsFunction's defaults (CommonJS, unminified, @aws-sdk/* and @smithy/* from the runtime through NODE_PATH); median, judged on the upper quartile. ${how}`,
-    ms: `Median ms. ${how}`,
+    floor: `floorRatio: per round, ours ÷ the bare handler built with our esbuild options and cuts; median, judged on the upper quartile.`,
+    peer: `peerRatio: per round, ours ÷ the bare handler bundled by CDK NodejsFunction's defaults (CommonJS, unminified, SDK from the runtime via NODE_PATH); median, judged on the upper quartile.`,
+    ms: how,
   };
   const base = { section: "2 Cold start", runtime: runtime.version };
   const id = (rest: string) => `coldStart.${runtime.idPart}${rest}`;

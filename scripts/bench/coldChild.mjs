@@ -1,9 +1,6 @@
-// One cold start (./cold.ts), run by `node` with no loader or flags, outside the project as Lambda
-// runs a function from /var/task: loads the bundle named first as Lambda's runtime does (.mjs
-// imported; "Lambda treats files with the .js suffix as CommonJS modules", so .js required:
-// https://docs.aws.amazon.com/lambda/latest/dg/lambda-nodejs.html#designate-es-module), invokes its
-// handler once with the event given second (JSON), reports the answer on fd 3 (handlers log to
-// stdout) and exits. With no bundle it reports at once: Node's bare start.
+// One cold start (./cold.ts), run by a bare `node` outside the project: loads the bundle named first as Lambda does
+// (.mjs imported, .js required: https://docs.aws.amazon.com/lambda/latest/dg/lambda-nodejs.html#designate-es-module),
+// invokes it once with the JSON event given second, reports the answer on fd 3 and exits; with no bundle, at once.
 import { writeSync } from "node:fs";
 import { createRequire } from "node:module";
 

@@ -1,8 +1,8 @@
 /**
  * What Lambda sets in every function's environment
- * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime),
- * for the bench's processes that run a function as Lambda does: the warm middleware measurement
- * and the cold request. Each adds what its own measurement needs.
+ * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime), for the
+ * bench's processes that run a function as Lambda does: the warm middleware measurement and the cold request. Each adds
+ * what its own measurement needs.
  */
 import { randomBytes } from "node:crypto";
 import { dirname } from "node:path";
@@ -39,8 +39,8 @@ export function lambdaRuntimeVariables(fn: LambdaFunction): Record<string, strin
 }
 
 /**
- * A deployed function's process environment, and nothing else: PATH to its `node`, what Lambda
- * sets, and what the stack adds (infra/stacks/petStoreStack.ts: table, stage, log level).
+ * A deployed function's process environment, and nothing else: PATH to its `node`, what Lambda sets, and what the stack
+ * adds (infra/stacks/petStoreStack.ts: table, stage, log level).
  */
 export function functionEnvironment(
   fn: LambdaFunction & { node: string; tableName: string; stage: string },
@@ -54,8 +54,10 @@ export function functionEnvironment(
   };
 }
 
-/** `nodePath` only for a bundle that leaves the SDK to the runtime (Lambda's NODE_PATH includes
- * /var/runtime/node_modules, where its SDK is, link above); `dynamo.caFile` makes `endpoint` trusted. */
+/**
+ * `nodePath` only for a bundle that leaves the SDK to the runtime (Lambda's NODE_PATH includes
+ * /var/runtime/node_modules, where its SDK is, link above); `dynamo.caFile` makes `endpoint` trusted.
+ */
 type ColdEnvironmentOptions = Omit<LambdaFunction, "region" | "version"> & {
   node: string;
   dynamo: { endpoint: string; caFile: string; tableName: string };
@@ -64,10 +66,9 @@ type ColdEnvironmentOptions = Omit<LambdaFunction, "region" | "version"> & {
 };
 
 /**
- * A cold function's whole environment: only what Lambda sets, the stack's own variables, and the
- * two that point the SDK at the local https endpoint (AWS_ENDPOINT_URL_DYNAMODB:
- * https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html). Not DYNAMODB_ENDPOINT:
- * it gives the functions static local credentials, which Lambda never does.
+ * A cold function's environment: Lambda's variables, the stack's, and AWS_ENDPOINT_URL_DYNAMODB for the local endpoint
+ * (https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html); not DYNAMODB_ENDPOINT, which gives
+ * static local credentials, as Lambda never does.
  */
 export function coldEnvironment(options: ColdEnvironmentOptions): Record<string, string> {
   const { tableName } = options.dynamo;

@@ -1,9 +1,6 @@
 /**
- * The events the warm bench (./warmChild.ts) invokes each side with: the one a REGIONAL REST API
- * sends its Lambda proxy integration for `GET /v1/pets?limit=20`, events/restApiRegional.json (its
- * shape's sources: events/README.md), and the other operations' events derived from it, as the same
- * client would send them. Each is JSON text, parsed for every invocation as Lambda's runtime parses
- * each payload: every request gets an event of its own, its headers in both header maps.
+ * The warm bench's events: events/restApiRegional.json (sources in events/README.md) and the other operations'
+ * derived from it. Each is JSON text parsed per invocation, as Lambda's runtime parses each payload.
  */
 import { readFileSync } from "node:fs";
 import type { APIGatewayProxyEvent } from "aws-lambda";

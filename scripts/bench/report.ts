@@ -1,8 +1,7 @@
 /**
- * The bench's figures, their targets, and the tables of docs/performance.md they are published in.
- * Every pass or miss is computed here from the figure and its target, and the page's tables are
- * written from the figures (writePerformancePage), never by hand; test/unit/performanceDoc.test.ts
- * recomputes each result from the page.
+ * The bench's figures, their targets, and the tables of docs/performance.md they are published in. Every pass or miss
+ * is computed here from the figure and its target, and the page's tables are written from the figures
+ * (writePerformancePage), never by hand; test/unit/performanceDoc.test.ts recomputes each result from the page.
  */
 import { readFile, writeFile } from "node:fs/promises";
 
@@ -29,14 +28,18 @@ export interface Figure {
   /** Stable key, e.g. `coldStart.createPet.floorRatio`. */
   readonly id: string;
   readonly section: string;
-  /** The Node version the figure was measured on (`v24.21.0`); absent when it does not depend on
-   * Node (bundle sizes are esbuild's output whatever Node runs it). */
+  /**
+   * The Node version the figure was measured on (`v24.21.0`); absent when it does not depend on Node (bundle sizes are
+   * esbuild's output whatever Node runs it).
+   */
   readonly runtime?: string;
   readonly label: string;
   /** The median, for a figure measured over rounds. */
   readonly value: number;
-  /** For a ratio measured over rounds: the upper quartile of the per-round ratios. When present, it
-   * is what the target is judged on, so that a pass is not one lucky median. */
+  /**
+   * For a ratio measured over rounds: the upper quartile of the per-round ratios. When present, it is what the target
+   * is judged on, so that a pass is not one lucky median.
+   */
   readonly upperQuartile?: number;
   readonly unit: string;
   readonly method: string;
@@ -69,12 +72,12 @@ const number = (value: number) => (Number.isInteger(value) ? value.toLocaleStrin
 export const formatTarget = (target: Target | null) =>
   target === null ? "" : `${target.op} ${target.value.toLocaleString("en-US")}`;
 
-export const FIGURE_COLUMNS = ["Node", "Figure", "Id", "Value", "Upper quartile", "Target", "Result"] as const;
+// No label column: the id names the figure, and the page stays short (results.json keeps each label).
+export const FIGURE_COLUMNS = ["Node", "Id", "Value", "Upper quartile", "Target", "Result"] as const;
 
 function table(figures: readonly Figure[]): string {
   const rows = figures.map((f) => [
     f.runtime ?? "",
-    f.label,
     `\`${f.id}\``,
     f.unit ? `${number(f.value)} ${f.unit}` : number(f.value),
     f.upperQuartile === undefined ? "" : number(f.upperQuartile),
@@ -82,7 +85,9 @@ function table(figures: readonly Figure[]): string {
     f.pass === null ? "" : f.pass ? "pass" : "MISS",
   ]);
   const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
-  return [line(FIGURE_COLUMNS), line(FIGURE_COLUMNS.map(() => "---")), ...rows.map(line)].join("\n");
+  // A row may end early: Markdown tables fill the missing cells with empty ones, and the page stays short.
+  const row = (cells: readonly string[]) => line(cells.slice(0, cells.findLastIndex((cell) => cell !== "") + 1));
+  return [line(FIGURE_COLUMNS), line(FIGURE_COLUMNS.map(() => "---")), ...rows.map(row)].join("\n");
 }
 
 /** One Markdown table per section, under a heading of its own, followed by how its figures were measured. */

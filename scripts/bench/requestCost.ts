@@ -1,11 +1,8 @@
 /**
- * What one request of each kind costs in the units AWS bills: DynamoDB request units as DynamoDB
- * reports them (ReturnConsumedCapacity, on dynalite), bytes of its log lines and of its answer, and
- * the handler's duration, with the real handlers, stores and key verifier in-process against
- * dynalite over HTTP. dynalite reports the table's units only; DynamoDB also charges the `byStatus`
- * index a write for every pet item written (projection ALL, so the same size), added here.
- * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html
- * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations
+ * What one request of each kind costs in billed units, with the real handlers in-process against dynalite: request
+ * units (ReturnConsumedCapacity), log and answer bytes, duration. dynalite reports the table's units only; DynamoDB
+ * also charges the `byStatus` index a write per pet item (projection ALL), added here
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations).
  */
 
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -26,7 +23,7 @@ import { SHARED_PETS } from "../../lib/pets/collection";
 import { DynamoPetRepository, petItem } from "../../lib/pets/repository";
 import { ensureTable, startEmbeddedDynamo } from "../../local/dynamo";
 import { toProxyEvent } from "../../local/proxyEvent";
-import { COSTED_KINDS, COSTED_REQUESTS, type CostedRequest, LOG_EVENT_OVERHEAD_BYTES, SEEDED_PETS } from "./capacity";
+import { COSTED_KINDS, COSTED_REQUESTS, type CostedRequest, LOG_EVENT_OVERHEAD_BYTES, SEEDED_PETS } from "./costed";
 import { median, percentile, round } from "./stats";
 
 export interface RequestCost {
@@ -196,8 +193,8 @@ export async function measureRequestCost(options: { samples?: number } = {}): Pr
           stage: config.stage,
           level: config.functions.logLevel,
           format: "json",
-          // One write may hold several lines (the request line and the metrics line go out
-          // together); Lambda makes each line a log event of its own.
+          // One write may hold several lines (the request line and the metrics line go out together); Lambda makes each
+          // line a log event of its own.
           write: (written) => lines.push(...written.split("\n")),
           fallbackTraceHeader: () => LAMBDA_TRACE_HEADER,
         }),

@@ -1,14 +1,8 @@
 /**
- * `npm run bench`: what a user pays for, measured like for like on the Node versions
- * scripts/nodeVersions.ts pins (./runtimes.ts): each function's bundle size, its cold first
- * response against two bare handlers (./cold.ts) and its warm per-request chain against Powertools
- * (./warm.ts). Writes every figure with its method to .bench/results.json and the tables of
- * docs/performance.md (./report.ts); exits 1 when a target is missed. Read and write units per
- * request are on the capacity page (`npm run bench:capacity`).
- *
- * Environment: BENCH_COLD_ROUNDS (rounds of fresh processes, default 50), BENCH_ITERATIONS (warm
- * invocations per side and operation, default 20,000), BENCH_ROUNDS (rounds those are split into,
- * default 10). A run with fewer than the defaults prints its figures but does not publish them.
+ * `npm run bench`: bundle size, cold first response (./cold.ts) and warm chain (./warm.ts) on the pinned Node versions
+ * (./runtimes.ts); writes .bench/results.json and docs/performance.md's tables (./report.ts), exit 1 on a missed
+ * target. Environment: BENCH_COLD_ROUNDS (default 50), BENCH_ITERATIONS (default 20,000), BENCH_ROUNDS (default 10);
+ * fewer than the defaults prints the figures without publishing them.
  */
 import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";

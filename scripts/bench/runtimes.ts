@@ -1,13 +1,7 @@
 /**
- * The Node.js versions the bench measures on: exactly the ones scripts/nodeVersions.ts pins (the
- * lowest `engines` allows, and the Node 24 release Lambda's nodejs24.x matches), whatever Node
- * started `npm run bench`. A figure from a version the project does not support would say nothing
- * about it, and one from "this machine's Node" would change with the machine.
- *
- * The bench's own process runs on the first of them (the host): the figures measured in-process
- * (its middleware overhead, read cost, throughput and the `npm start` it spawns) are on it, and
- * the others are measured in child processes of their own version. rerunOnHost() moves a bench
- * started on any other Node there.
+ * The Node versions the bench measures on: exactly those scripts/nodeVersions.ts pins, whatever Node started it (a
+ * figure from an unsupported or machine-dependent Node says nothing). The process runs on the first (the host), the
+ * others in child processes; rerunOnHost() moves a bench started on any other Node there.
  */
 import { spawn } from "node:child_process";
 import { delimiter, dirname } from "node:path";
@@ -19,8 +13,10 @@ export interface BenchRuntime {
   readonly version: string;
   /** Its major alone (`22`), as Lambda's runtime names it: nodejs22.x. */
   readonly major: string;
-  /** Inserted after the first part of each figure id. The keys are those earlier runs wrote (for
-   * the bench's own Node, and "node24." for Lambda's), so results.json files stay comparable. */
+  /**
+   * Inserted after the first part of each figure id. The keys are those earlier runs wrote (for the bench's own Node,
+   * and "node24." for Lambda's), so results.json files stay comparable.
+   */
   readonly idPart: string;
 }
 
@@ -39,8 +35,10 @@ export const BENCH_RUNTIMES: readonly BenchRuntime[] = (Object.keys(NODE_VERSION
 /** The runtime the bench's own process runs on. */
 export const HOST_RUNTIME: BenchRuntime = BENCH_RUNTIMES[0] as BenchRuntime;
 
-/** The `node` binary of `runtime`: this process's own when it is that version, else the pinned
- * one installed from the npm registry (cached after the first time). */
+/**
+ * The `node` binary of `runtime`: this process's own when it is that version, else the pinned one installed from the
+ * npm registry (cached after the first time).
+ */
 export function nodeOf(runtime: BenchRuntime): Promise<string> {
   return process.version === runtime.version
     ? Promise.resolve(process.execPath)
@@ -48,9 +46,8 @@ export function nodeOf(runtime: BenchRuntime): Promise<string> {
 }
 
 /**
- * Runs this same script (same loader flags, arguments and environment) on the host runtime, with
- * its directory first on PATH so that what the bench spawns as `npm`/`node` runs on it too, and
- * answers the exit code to leave with.
+ * Runs this same script (same loader flags, arguments and environment) on the host runtime, with its directory first on
+ * PATH so that what the bench spawns as `npm`/`node` runs on it too, and answers the exit code to leave with.
  */
 export async function rerunOnHost(): Promise<number> {
   const node = await nodeOf(HOST_RUNTIME);

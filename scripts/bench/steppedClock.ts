@@ -1,12 +1,7 @@
 /**
- * A quiet container's clock for the warm bench (./warmChild.ts). Each side of the comparison stands
- * for a container of its own serving about one request a second: before each of its invocations
- * (outside the timed span) its clock moves on by just over a second, and Date.now() reads the clock
- * of the side being invoked. So every request starts in a new second (a per-second cache, the log
- * timestamp's in lib/observability/logger.ts, misses as it does there), and the key cache
- * (lib/auth/verifier.ts, KEY_CACHE_TTL_MS) expires every 30 or so of the side's requests. One clock
- * per side: a shared one would move four seconds per request of each of four sides. It only jumps
- * between invocations: a span within one request (the request's deadline) sees real time.
+ * A quiet container's clock for the warm bench: before each invocation of a side (outside the timed span) its clock
+ * moves on just over a second, so per-second caches miss as in a container serving one request a second, and the key
+ * cache (lib/auth/verifier.ts) expires every 30 or so requests. One clock per side; within a request, real time.
  */
 
 const realNow: () => number = Date.now;

@@ -1,8 +1,8 @@
 /**
- * `npm run bench`, section 3: what our Middy chain adds to a warm request, against Powertools
- * Logger + Metrics as documented and against Powertools writing what our chain writes, each
- * operation on each pinned Node (./warmChild.ts measures; this starts it and turns its result into
- * figures). Alone: `npx tsx scripts/bench/warm.ts [--iterations 3000] [--rounds 8]`.
+ * `npm run bench`, section 3: what our Middy chain adds to a warm request, against Powertools Logger + Metrics as
+ * documented and against Powertools writing what our chain writes, each operation on each pinned Node (./warmChild.ts
+ * measures; this starts it and turns its result into figures). Alone: `npx tsx scripts/bench/warm.ts [--iterations
+ * 3000] [--rounds 8]`.
  */
 import { type SpawnOptions, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
@@ -30,9 +30,8 @@ const CHILD = fileURLToPath(new URL("./warmChild.ts", import.meta.url));
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
- * A deployed function's environment (./lambdaEnvironment.ts) with its JSON log format and log
- * stream, and none of Powertools' own settings (its POWERTOOLS_DEV would swap its Console for the
- * global one).
+ * A deployed function's environment (./lambdaEnvironment.ts) with its JSON log format and log stream, and none of
+ * Powertools' own settings (its POWERTOOLS_DEV would swap its Console for the global one).
  */
 function deployedEnvironment(runtime: BenchRuntime, node: string): NodeJS.ProcessEnv {
   const fn = { functionName: FUNCTION_NAME, memoryMb: 512, region: "us-east-1", version: "42", taskRoot: "/var/task" };
@@ -45,11 +44,8 @@ function deployedEnvironment(runtime: BenchRuntime, node: string): NodeJS.Proces
 }
 
 /**
- * Runs ./warmChild.ts on `node`. Its stdout is /dev/null: every line is still written with a
- * write(2) by Node's own stdout stream (synchronous on a file, as on Lambda's stdout pipe), so each
- * side pays each of its writes, but no reader has to be woken: on a pipe whose reader sleeps, each
- * write would cost that wake-up, set by the OS scheduler rather than by either side's code, and the
- * ratios would mostly measure the scheduler.
+ * Runs ./warmChild.ts on `node` with stdout on /dev/null: each line is still a synchronous write(2), as on Lambda's
+ * pipe, but no sleeping reader is woken, whose cost would measure the OS scheduler rather than either side.
  */
 function runChild(runtime: BenchRuntime, node: string, iterations: number, rounds: number): Promise<WarmResult> {
   const devNull = openSync("/dev/null", "w");
@@ -87,18 +83,16 @@ export async function measureWarm(options: {
 }): Promise<{ figures: Figure[]; details: WarmResult }> {
   const { runtime, iterations, rounds } = options;
   const result = await runChild(runtime, options.node, iterations, rounds);
-  const quiet =
-    `Each invocation gets a freshly parsed REST proxy event, a new request id and trace header, and its side's ` +
-    `clock moves on ${CLOCK_STEP_MS} ms (a quiet container: a new second per request, a key lookup every 30).`;
   const method =
-    `In one process per Node with a deployed function's environment and stdout /dev/null, ${iterations} ` +
-    `invocations per side and operation in ${rounds} rounds, the sides in a new shuffled order for every ` +
-    `invocation: the bare operation, our chain (functions/*.ts, in-memory stores), and the bare operation in ` +
-    `Middy with Powertools Logger injectLambdaContext + Metrics logMetrics, as documented (one line, one ` +
-    `metric) and writing our request line's fields and our 7 metrics; every Middy side with MIDDY_OPTIONS ` +
-    `(lib/http/apiHandler.ts). Per round: (p50 ours − p50 bare) / (p50 peer − p50 bare); the value is the ` +
-    `median over rounds and the target is judged on their upper quartile. ${quiet}`;
-  const timesMethod = `Each side's time per invocation over those rounds, to its answer and writes' completions. ${quiet}`;
+    `One process per Node, a deployed function's environment, stdout to /dev/null; ${iterations} invocations ` +
+    `per side and operation in ${rounds} rounds, sides shuffled per invocation: the bare operation, our chain ` +
+    `(functions/*.ts, in-memory stores), and the bare operation in Middy with Powertools Logger + Metrics as ` +
+    `documented and writing our request line and 7 metrics (powertoolsSame); every Middy side with ` +
+    `MIDDY_OPTIONS. Per round (p50 ours − p50 bare) / (p50 peer − p50 bare); median, judged on the upper ` +
+    `quartile. Each invocation gets a freshly parsed REST proxy event, and its side's clock moves on ` +
+    `${CLOCK_STEP_MS} ms (a quiet container: a key lookup every 30).`;
+  // Printed after the ratios' method, which says how the rounds ran.
+  const timesMethod = "Each side's time per invocation, to its answer and writes' completions.";
   const figures: Figure[] = [];
   const id = (operation: string, name: string) => `middleware.${runtime.idPart}${operation}.${name}`;
   for (const [operation, measured] of Object.entries(result.operations)) {

@@ -1,14 +1,8 @@
 /**
- * The warm bench's measuring process, started by ./warm.ts (`<node> --import tsx warmChild.ts
- * <iterations> <rounds> <result fd>`, a deployed function's environment, stdout /dev/null, the result
- * as JSON on that descriptor). Per operation, four sides, each a container on a quiet clock of its
- * own (./steppedClock.ts):
- * bare (the operation functions/<operation>.ts wraps, handed the event as the chain hands it, its
- * body serialised to JSON); ours (that file's createHandler: the deployed chain with the verifier
- * over an in-memory key store, the key-use recorder and the production telemetry); powertools (the
- * bare operation in Middy with Logger injectLambdaContext and Metrics logMetrics as documented: one
- * logger.info, one addMetric); powertoolsSame (the same, writing our request line's and metrics
- * record's content). Every Middy side is built with MIDDY_OPTIONS, the options of every route.
+ * The warm bench's measuring process (started by ./warm.ts; result as JSON on a descriptor). Per operation four sides,
+ * each on its own quiet clock (./steppedClock.ts): bare (the operation alone), ours (createHandler, the deployed
+ * chain), powertools (the operation in Middy with Logger and Metrics as documented) and powertoolsSame (the same,
+ * writing our request line and metrics). Every Middy side uses MIDDY_OPTIONS.
  */
 import { randomUUID } from "node:crypto";
 import { fstatSync, statSync, writeSync } from "node:fs";

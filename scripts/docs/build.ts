@@ -1,7 +1,7 @@
 /**
- * `npm run docs`: writes the OpenAPI document to dist/openapi.json and a self-contained HTML
- * reference (Redoc, pre-rendered, scripts inlined so it works offline) to dist/docs/index.html.
- * With --openapi-only it writes just the document (what `npm run lint:openapi` needs); with
+ * `npm run docs`: writes the OpenAPI document to dist/openapi.json and a self-contained HTML reference (Redoc,
+ * pre-rendered, scripts inlined so it works offline) to dist/docs/index.html. With --openapi-only it writes just the
+ * document (what `npm run lint:openapi` needs); with
  * --out-dir DIR, both go under DIR instead of dist/.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";

@@ -5,22 +5,15 @@ import { stripVTControlCharacters } from "node:util";
 
 const cli = createRequire(import.meta.url).resolve("@redocly/cli/bin/cli.js");
 
-/**
- * Boxed notices Redocly CLI 2 prints on every run, whatever the settings, that say nothing about
- * this project's document:
- * - on Node 20, 12 lines saying its future releases need Node 22 (the machine's business, and it
- *   hid the lint result);
- * - for build-docs, that it now renders with Redoc 3 and custom themes may need updates (we use
- *   none).
- */
+/** Redocly CLI 2's boxed notices on every run that say nothing of this document (Node 22 needed; Redoc 3 themes). */
 export const REDOCLY_NOTICES: readonly RegExp[] = [
   /Node\.js \d+ support is ending/,
   /build-docs now renders docs with Redoc 3/,
 ];
 
 /**
- * Drops the boxes matching `notices`, and the blank lines around them, from Redocly's stderr;
- * every other line, other boxes included, passes through unchanged.
+ * Drops the boxes matching `notices`, and the blank lines around them, from Redocly's stderr; every other line, other
+ * boxes included, passes through unchanged.
  */
 export function createNoticeFilter(
   notices: readonly RegExp[],

@@ -1,8 +1,8 @@
 /**
- * `npm run docs:screenshot`: opens the reference served by the local server (/docs) and the
- * static one `npm run docs` writes, in headless Chromium, checks each rendered the operations
- * without reaching outside this machine, and saves a PNG of each under .screenshots/.
- * Not part of `npm test`: it needs Chromium (Debian: apt-get install -y chromium; or set CHROMIUM).
+ * `npm run docs:screenshot`: opens the reference served by the local server (/docs) and the static one `npm run docs`
+ * writes, in headless Chromium, checks each rendered the operations without reaching outside this machine, and saves a
+ * PNG of each under .screenshots/. Not part of `npm test`: it needs Chromium (Debian: apt-get install -y chromium; or
+ * set CHROMIUM).
  */
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";

@@ -1,8 +1,8 @@
 /**
- * `npm run lint:owasp`: lints the OpenAPI document with Spectral, using the project's ruleset
- * (.spectral.yaml: Spectral's OpenAPI rules and the OWASP API Security ruleset, with the rules that
- * do not apply turned off, each with its reason). Any error or warning fails it.
- * With a file argument it lints that document instead of writing the built one.
+ * `npm run lint:owasp`: lints the OpenAPI document with Spectral, using the project's ruleset (.spectral.yaml:
+ * Spectral's OpenAPI rules and the OWASP API Security ruleset, with the rules that do not apply turned off, each with
+ * its reason). Any error or warning fails it. With a file argument it lints that document instead of writing the built
+ * one.
  */
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";

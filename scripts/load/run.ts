@@ -1,10 +1,6 @@
 /**
- * `npm run load`: about 30 s of mixed creates and reads at 50 connections against `npm start
- * --in-memory`, driven by autocannon. Every 201 is recorded with the body sent; afterwards each
- * must be readable with GET /pets/{id} and the same body, ids must be unique, and one walk of
- * GET /pets must list each exactly once. Prints the figures; exits 1 on any violation (a 5xx,
- * a connection error, an unexpected status, a lost, changed or duplicated pet).
- *
+ * `npm run load`: mixed creates and reads with autocannon against `npm start --in-memory`; afterwards each 201 must be
+ * readable with the body sent, ids unique, and one walk of GET /pets list each once. Exit 1 on any violation.
  * Environment: LOAD_DURATION (seconds, default 30), LOAD_CONNECTIONS (default 50).
  */
 import { readFileSync } from "node:fs";

@@ -1,6 +1,6 @@
 /**
- * `npm start --in-memory` as a child process for the load run: its own process (so the server and
- * the load generator each get a core), on free ports, with a pinned key.
+ * `npm start --in-memory` as a child process for the load run: its own process (so the server and the load generator
+ * each get a core), on free ports, with a pinned key.
  */
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
@@ -78,8 +78,7 @@ export async function startServer(): Promise<LoadTarget> {
     errorLines,
     stop: async () => {
       if (child.exitCode !== null) return;
-      // Ctrl-C, as a developer would (tsx relays it): main.ts finishes requests in flight and
-      // closes the database.
+      // Ctrl-C, as a developer would (tsx relays it): main.ts finishes requests in flight and closes the database.
       child.kill("SIGINT");
       await exited;
     },

@@ -1,11 +1,8 @@
 /**
- * The pre-flight checks `npm run preflight -- --stage <stage>` runs before `cdk deploy` (./main.ts):
- * the usual reasons a deploy, above all a first create, fails half-way in CloudFormation, found
- * beforehand with read-only calls (Describe*, Get*, List*) so that the deploy workflow can run them
- * with the read-only role of a stage awaiting approval. Each check returns one line per problem,
- * saying what is wrong and what to do, or SKIPPED when it does not apply to the stage's settings.
- * AWS errors the checks decide on (a stack or zone that does not exist, a certificate the account
- * cannot see) are matched by name; any other becomes a PreflightError of one line naming the call.
+ * The pre-flight checks (./main.ts): what usually makes a deploy fail half-way in CloudFormation, found beforehand
+ * with read-only calls, so a stage awaiting approval can run them with its read-only role. Each returns one line per
+ * problem (what is wrong, what to do), or SKIPPED. AWS errors a check decides on are matched by name; any other is a
+ * PreflightError of one line naming the call.
  */
 import { type ACMClient, DescribeCertificateCommand } from "@aws-sdk/client-acm";
 import { type APIGatewayClient, GetAccountCommand } from "@aws-sdk/client-api-gateway";
@@ -65,8 +62,8 @@ export const SKIPPED = Symbol("skipped");
 export type CheckOutcome = string[] | typeof SKIPPED;
 
 /**
- * Lambda keeps at least this many of an account's concurrent executions unreserved, for the
- * functions without a reservation: a reservation that would leave fewer is refused.
+ * Lambda keeps at least this many of an account's concurrent executions unreserved, for the functions without a
+ * reservation: a reservation that would leave fewer is refused.
  * https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html
  */
 export const MINIMUM_UNRESERVED_CONCURRENCY = 100;
@@ -74,7 +71,6 @@ export const MINIMUM_UNRESERVED_CONCURRENCY = 100;
 /** The Service Quotas code of Lambda's "Concurrent executions" quota. */
 const CONCURRENCY_QUOTA_CODE = "L-B99A9384";
 
-// ---------------------------------------------------------------------------------------------
 // AWS errors
 
 /** What to do about an error that is no decision of the checks. */
@@ -115,7 +111,6 @@ async function must<T>(call: string, request: () => Promise<T>): Promise<T> {
 /** IAM denies as AccessDenied (query and REST-XML services such as Route 53) or AccessDeniedException (JSON ones). */
 const ACCESS_DENIED = ["AccessDenied", "AccessDeniedException"];
 
-// ---------------------------------------------------------------------------------------------
 // 1. Credentials
 
 /** The account the credentials are for, and a problem when the stage is pinned to another. */
@@ -131,7 +126,6 @@ export async function checkCredentials(
   return { account, problems: wrongAccount ? [wrongAccount] : [] };
 }
 
-// ---------------------------------------------------------------------------------------------
 // 2. Stack states
 
 export interface StackState {
@@ -159,8 +153,8 @@ export async function describeStack(clients: PreflightClients, stackName: string
     throw new PreflightError(failedCallLine(call, answer.cause));
   }
   const stack = answer.value.Stacks?.[0];
-  // REVIEW_IN_PROGRESS: a stack made for a change set that was never executed; the CDK CLI treats it
-  // as not existing and creates the stack anew, as it does for no stack at all.
+  // REVIEW_IN_PROGRESS: a stack made for a change set that was never executed; the CDK CLI treats it as not existing
+  // and creates the stack anew, as it does for no stack at all.
   if (!stack?.StackStatus || stack.StackStatus === "REVIEW_IN_PROGRESS") {
     return { stackName, terminationProtection: false };
   }
@@ -189,16 +183,16 @@ export function stackStateProblems(state: StackState, region: string): string[] 
       `stack ${stackName} is ${status}: CloudFormation deploys it no more until it is recovered; follow docs/deploy.md, "Recovering a stack that failed to roll back".`,
     ];
   }
-  // A first create that failed and rolled back: such a stack can only be deleted, which the CDK CLI
-  // does before creating it again, unless termination protection refuses the delete.
+  // A first create that failed and rolled back: such a stack can only be deleted, which the CDK CLI does before
+  // creating it again, unless termination protection refuses the delete.
   // https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/troubleshooting.html
   if (status === "ROLLBACK_COMPLETE" && state.terminationProtection) {
     return [
       `stack ${stackName} is ROLLBACK_COMPLETE (its first create failed) with termination protection on, so the CDK CLI cannot delete it to retry: find the cause in its events, then run aws cloudformation update-termination-protection --no-enable-termination-protection --stack-name ${stackName} --region ${region} and aws cloudformation delete-stack --stack-name ${stackName} --region ${region} (it holds nothing yet).`,
     ];
   }
-  // ROLLBACK_COMPLETE without protection (the service stack's usual case): the deploy deletes and
-  // re-creates it, and it holds no data. Any other status is one a deploy updates.
+  // ROLLBACK_COMPLETE without protection (the service stack's usual case): the deploy deletes and re-creates it, and it
+  // holds no data. Any other status is one a deploy updates.
   return [];
 }
 
@@ -222,14 +216,12 @@ export async function checkStacks(
   return { stacks, problems };
 }
 
-// ---------------------------------------------------------------------------------------------
 // 3. Certificate
 
 /**
- * Whether a certificate name covers a domain name: equal (DNS names are case-insensitive), or a
- * wildcard `*.rest` standing for exactly one more leading label: `*.example.com` covers
- * `api.example.com` but neither `example.com` nor `a.b.example.com`.
- * https://docs.aws.amazon.com/acm/latest/userguide/acm-certificate.html
+ * Whether a certificate name covers a domain name: equal (DNS names are case-insensitive), or a wildcard `*.rest`
+ * standing for exactly one more leading label: `*.example.com` covers `api.example.com` but neither `example.com` nor
+ * `a.b.example.com`. https://docs.aws.amazon.com/acm/latest/userguide/acm-certificate.html
  */
 export function certificateNameCovers(certificateName: string, domainName: string): boolean {
   const name = certificateName.toLowerCase();
@@ -250,8 +242,8 @@ export async function checkCertificate(
   if (!domain) return SKIPPED;
   const arn = domain.certificateArn;
   const setting = contextKey(stage, "certificateArn");
-  // arn:partition:acm:region:account:certificate/id. A REGIONAL custom domain serves a certificate of
-  // the API's own account and region.
+  // arn:partition:acm:region:account:certificate/id. A REGIONAL custom domain serves a certificate of the API's own
+  // account and region.
   // https://docs.aws.amazon.com/apigateway/latest/developerguide/apigateway-regional-api-custom-domain-create.html
   const [, , , certificateRegion, certificateAccount] = arn.split(":");
   if (certificateAccount !== where.account || certificateRegion !== where.region) {
@@ -292,7 +284,6 @@ export async function checkCertificate(
   return problems;
 }
 
-// ---------------------------------------------------------------------------------------------
 // 4. Hosted zone
 
 /** A DNS name as Route 53 answers it (trailing dot, any case) or as the settings hold it, comparable. */
@@ -331,7 +322,6 @@ export async function checkHostedZone(
   return problems;
 }
 
-// ---------------------------------------------------------------------------------------------
 // 5. A DNS record in the way of the stack's alias record
 
 /** The record types that clash with the alias A (and AAAA) record the stack creates for the domain. */
@@ -367,7 +357,6 @@ export async function checkExistingRecord(
   ];
 }
 
-// ---------------------------------------------------------------------------------------------
 // 6. Lambda concurrency
 
 /** The names of a stack's Lambda functions (ListStackResources, every page). */
@@ -424,8 +413,8 @@ export async function checkConcurrency(
     throw new PreflightError("lambda:GetAccountSettings answered without the account's concurrency limits.");
   }
   const needed = stageReservedConcurrency(input.config, input.apiFunctions);
-  // An update replaces the reservations the stage's functions hold now: count them as available.
-  // Both stacks, so that the sum is right wherever the stage's functions live.
+  // An update replaces the reservations the stage's functions hold now: count them as available. Both stacks, so that
+  // the sum is right wherever the stage's functions live.
   const already = await reservedByStacks(clients, [stacks.data, stacks.service]);
   const left = unreserved + already - needed;
   if (left >= MINIMUM_UNRESERVED_CONCURRENCY) return [];
@@ -436,7 +425,6 @@ export async function checkConcurrency(
   ];
 }
 
-// ---------------------------------------------------------------------------------------------
 // 7. API Gateway's CloudWatch role
 
 export async function checkApiGatewayRole(
@@ -445,8 +433,8 @@ export async function checkApiGatewayRole(
   settings: StageSettings,
   accountStack: StackState,
 ): Promise<CheckOutcome> {
-  // Once the account stack exists it owns the setting (infra/stacks/accountStack.ts). A
-  // ROLLBACK_COMPLETE one set nothing that lasted and is created again, like none at all.
+  // Once the account stack exists it owns the setting (infra/stacks/accountStack.ts). A ROLLBACK_COMPLETE one set
+  // nothing that lasted and is created again, like none at all.
   if (stackCreated(accountStack)) return SKIPPED;
   const account = await must("apigateway:GetAccount", () => clients.apiGateway.send(new GetAccountCommand({})));
   const current = account.cloudwatchRoleArn || undefined;
@@ -465,8 +453,6 @@ export async function checkApiGatewayRole(
       : `${setting} adopts ${adopted}, but the account's API Gateway CloudWatch role is ${current}: set ${setting} to ${current}.`,
   ];
 }
-
-// ---------------------------------------------------------------------------------------------
 
 /** Runs every check that applies to the stage; throws a PreflightError when AWS fails in a way no check decides on. */
 export async function runPreflight(input: PreflightInput): Promise<PreflightReport> {
@@ -493,8 +479,8 @@ export async function runPreflight(input: PreflightInput): Promise<PreflightRepo
 
   const zone = await checkHostedZone(clients, stage, settings, account);
   record(zone);
-  // The alias record is created with the service stack: an update keeps the one it has. Without a
-  // usable zone there is nothing to list (its problem is reported already).
+  // The alias record is created with the service stack: an update keeps the one it has. Without a usable zone there is
+  // nothing to list (its problem is reported already).
   if (zone !== SKIPPED && zone.length === 0 && !stackCreated(stacks.service)) {
     record(await checkExistingRecord(clients, stage, settings));
   }

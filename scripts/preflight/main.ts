@@ -1,10 +1,7 @@
 /**
- * `npm run preflight -- --stage <staging|prod>`: checks, with read-only AWS calls and the stage
- * account's credentials, what usually makes a deploy (above all a first create) fail once
- * CloudFormation has started, before `cdk deploy` runs; the deploy workflow runs it too. The checks
- * are in ./checks.ts. Prints one line per problem to stderr and exits 1, or one "ready" line and
- * exits 0; bad arguments are one usage line and exit 2. The stage's settings come from the working
- * tree's cdk.json "context" and PETSTORE_* variables, as the CDK app reads them (infra/settings.ts).
+ * `npm run preflight -- --stage <staging|prod>`: the read-only checks of ./checks.ts, with the stage account's
+ * credentials, before `cdk deploy`. One line per problem on stderr and exit 1, or one "ready" line and exit 0; exit 2
+ * with a usage line. Settings come from cdk.json and PETSTORE_* as the app reads them (infra/settings.ts).
  */
 import { pathToFileURL } from "node:url";
 import { ACMClient } from "@aws-sdk/client-acm";

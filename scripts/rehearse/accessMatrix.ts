@@ -1,16 +1,9 @@
 /**
- * The access matrix: who may do what in a deployed stage, and why. It is the one declared source
- * the rehearsal proves the synthesized templates against (./proof.ts): every request IAM would
- * allow must fall inside a row, every row must be allowed, and every call a rehearsed function or
- * service makes must match a row. It is written independently of the CDK code on purpose, as a
- * test's expected value is: a grant the stacks add by mistake cannot also add its own row.
- *
- * Principals and resources are named by construct path within their stage (`PetStore/ListPetsRole`,
- * `PetStoreData/Table`), or within the account stack (`PetStore-Account/ApiGatewayCloudWatchRole`).
- * An ARN is a template: `{arn:PATH}` is the construct's ARN (a log group's without the `:*`),
- * `{ref:PATH}` its Ref, `{account}` and `{region}` the stage's, `{stackName}` its service stack's.
- * A `*` in a resource, partition or source pattern is IAM's wildcard, and means exactly what the
- * row's reason says it means.
+ * The access matrix: who may do what in a deployed stage, and why; the rehearsal proves the templates against it
+ * (./proof.ts). Written apart from the CDK code on purpose, as a test's expected value is. Principals and resources are
+ * construct paths within their stage (`PetStore/ListPetsRole`) or the account stack; in ARN templates `{arn:PATH}`,
+ * `{ref:PATH}`, `{account}`, `{region}` and `{stackName}` are filled in. A `*` is IAM's wildcard, meaning what the
+ * row's reason says.
  */
 import { tableAreas } from "../../lib/db/table";
 
@@ -111,10 +104,8 @@ function apiFunction(operation: string, method: string, path: string): AccessRow
   ];
 }
 
-// The GitHub deploy roles (PetStore-DeliveryAccess: bootstrap roles, pre-flight reads, the alarm
-// delivery test, the smoke key's dynamodb:PutItem on API key records) have no rows: the rehearsal
-// synthesizes no githubRepository, so its assembly holds no such role, and a row would name a
-// construct no scope has. test/infra/deliveryAccess.test.ts holds each of their statements exactly.
+// The GitHub deploy roles (PetStore-DeliveryAccess) have no rows: the rehearsal synthesizes no githubRepository, so
+// has no such role; test/infra/deliveryAccess.test.ts holds each of their statements exactly.
 export const accessMatrix: readonly AccessRow[] = [
   ...apiFunction("ListPets", "GET", "pets"),
   {

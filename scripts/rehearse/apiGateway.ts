@@ -1,15 +1,8 @@
 /**
- * A local stand-in for the stage's REST API, built from the template alone: its resources and
- * methods, the MOCK integrations' canned answers, the gateway responses, and the Lambda proxy
- * integrations, which it answers by invoking the artifact behind the integration's alias with the
- * REST proxy event (payload 1.0) API Gateway would send. The synthetic check and the scenario call
- * it over HTTP, as clients call the deployed stage.
- *
- * Every event is checked, before the function sees it, against an independent description of what
- * API Gateway sends: AWS Powertools' APIGatewayProxyEventSchema. An event that fails it is answered
- * 502 and recorded in `eventProblems`, so the rehearsal fails on the stand-in rather than pass
- * handlers an event the real gateway never sends. `methods()` and `called` tell the caller which of
- * the API's methods the scenario reached.
+ * A local stand-in for the stage's REST API, built from the template: resources, methods, MOCK answers, gateway
+ * responses, and Lambda proxy integrations answered by invoking the alias's artifact with a payload 1.0 event. Each
+ * event is first checked against Powertools' APIGatewayProxyEventSchema; one that fails is answered 502 and recorded
+ * in `eventProblems`, so a wrong stand-in fails the rehearsal.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -30,10 +23,8 @@ export type InvokeAlias = (
 ) => Promise<{ result?: unknown; error?: { errorType: string; errorMessage: string } }>;
 
 /**
- * What is wrong with `event` as a REST API proxy event (payload 1.0), by Powertools' schema of it
- * (https://docs.powertools.aws.dev/lambda/typescript/latest/features/parser/#built-in-schemas),
- * one line per issue; empty when it passes. The schema lets extra keys through, as API Gateway adds
- * fields over time.
+ * What is wrong with `event` by Powertools' payload 1.0 schema, one line per issue
+ * (https://docs.powertools.aws.dev/lambda/typescript/latest/features/parser/#built-in-schemas); extra keys pass.
  */
 export function proxyEventProblems(event: unknown): string[] {
   const parsed = APIGatewayProxyEventSchema.safeParse(event);
@@ -258,8 +249,8 @@ export class LocalRestApi {
         }
       | undefined;
     if (outcome.error?.errorType === "AccessDeniedException") {
-      // API Gateway without permission to invoke the function answers 500 ("Invalid permissions on
-      // Lambda function"): https://repost.aws/knowledge-center/api-gateway-rest-api-lambda-integrations
+      // API Gateway without permission to invoke the function answers 500 ("Invalid permissions on Lambda function"):
+      // https://repost.aws/knowledge-center/api-gateway-rest-api-lambda-integrations
       return this.gatewayResponse("DEFAULT_5XX", requestId, 500);
     }
     if (outcome.error || typeof result?.statusCode !== "number") {

@@ -1,12 +1,7 @@
 /**
- * Reads a cloud assembly (`cdk.out`) with the CDK's own reader, `aws-cdk-lib/cx-api`, as the CDK CLI
- * does before a deploy: the manifest (its schema version checked), the nested stage assemblies, each
- * stack's template, pinned environment, dependencies and file assets. Nothing here knows a stack id
- * or a logical id: stacks and resources are found by walking the manifests and by resource type, so
- * that the rehearsal follows the app as it changes.
- *
- * https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.cx_api.CloudAssembly.html
- * https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.cx_api.CloudFormationStackArtifact.html
+ * Reads a cloud assembly with `aws-cdk-lib/cx-api`, as the CLI does before a deploy
+ * (https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.cx_api.CloudAssembly.html). Stacks and resources are found
+ * by walking the manifests and by type, never by id, so the rehearsal follows the app as it changes.
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -41,10 +36,8 @@ export interface AssemblyStack {
   /** The pinned region, or `unknown-region` when the stack is environment-agnostic. */
   readonly region: string;
   /**
-   * Whether the manifest names a real account and region. A stack synthesized without `env` is
-   * environment-agnostic: its manifest says `aws://unknown-account/unknown-region` and its account
-   * and region are only known at deploy time, so the ARNs the rehearsal derives would be made up.
-   * https://docs.aws.amazon.com/cdk/v2/guide/environments.html
+   * Whether the manifest names a real account and region: an environment-agnostic stack's are known only at deploy time
+   * (https://docs.aws.amazon.com/cdk/v2/guide/environments.html), so derived ARNs would be made up.
    */
   readonly pinned: boolean;
   readonly template: CfnTemplate;
@@ -74,16 +67,16 @@ export function readAssembly(directory: string): AssemblyStack[] {
     );
   }
   const synthCommand = `npx cdk synth -o ${directory}`;
-  // In manifest order, as the CLI loads it ("we sort as we deploy"): staging's stacks before
-  // production's, so the report follows the pipeline.
+  // In manifest order, as the CLI loads it ("we sort as we deploy"): staging's stacks before production's, so the
+  // report follows the pipeline.
   const assembly = reading(join(root, MANIFEST), synthCommand, () => new CloudAssembly(root, { topoSort: false }));
   loadNestedAssemblies(assembly, synthCommand);
   return assembly.stacksRecursively.map((stack) => readStack(stack, synthCommand));
 }
 
 /**
- * Loads each nested (stage) assembly once, so that a broken nested manifest is reported by its own
- * path; `stacksRecursively` then walks the loaded ones (cx-api keeps each nested assembly it loads).
+ * Loads each nested (stage) assembly once, so that a broken nested manifest is reported by its own path;
+ * `stacksRecursively` then walks the loaded ones (cx-api keeps each nested assembly it loads).
  */
 function loadNestedAssemblies(assembly: CloudAssembly, synthCommand: string): void {
   for (const nested of assembly.nestedAssemblies) {
@@ -112,8 +105,8 @@ function readStack(stack: CloudFormationStackArtifact, synthCommand: string): As
   );
   return {
     artifactId: stack.id,
-    // cx-api's own `displayName` adds the stack name in parentheses when it differs from the
-    // artifact id; the hierarchical id is the name `cdk deploy` selects stacks by.
+    // cx-api's own `displayName` adds the stack name in parentheses when it differs from the artifact id; the
+    // hierarchical id is the name `cdk deploy` selects stacks by.
     displayName: stack.hierarchicalId,
     stackName: stack.stackName,
     account,
@@ -128,11 +121,8 @@ function readStack(stack: CloudFormationStackArtifact, synthCommand: string): As
 }
 
 /**
- * The file assets the CLI publishes before deploying the stack: with the default synthesizer each
- * stack depends on an asset manifest artifact whose `files` say where each asset's source is (relative
- * to the asset manifest) and under which S3 object key it is uploaded; the template's
- * `Code.S3Key` names that key.
- * https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.cloud_assembly_schema.FileAsset.html
+ * The file assets the CLI publishes before a deploy, from the stack's asset manifest: each source and the S3 key the
+ * template's `Code.S3Key` names (https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.cloud_assembly_schema.FileAsset.html).
  */
 function fileAssets(stack: CloudFormationStackArtifact, synthCommand: string): Map<string, string> {
   const assets = new Map<string, string>();

@@ -1,13 +1,9 @@
 /**
- * The local endpoint every AWS call of the artifacts goes to. It records each request (the caller,
- * named by the fake access key it signed with; the service; the operation; the body) before it
- * answers: DynamoDB calls are forwarded to dynalite, Secrets Manager calls are served from memory,
- * and a call to any other service is recorded and refused, so that a new dependency shows up as a
- * failure to model rather than passing unseen. Each call is authorized when it is made (the
- * `authorize` hook: the caller's role, boundary and the resource's policy, and the region it signed
- * for) and a denied call gets the AccessDeniedException AWS answers, so the function behaves as it
- * would in AWS. It also serves the CloudFormation custom-resource response URLs, as strictly as the
- * pre-signed S3 URL they stand for, and records what the function answers there.
+ * The local endpoint every AWS call of the artifacts goes to: each is recorded (caller by its fake access key,
+ * service, operation, body) and authorized when made (`authorize`); a denied call gets AWS's AccessDeniedException.
+ * DynamoDB goes to dynalite, Secrets Manager is served from memory, any other service is refused so that a new
+ * dependency fails to model rather than pass unseen. It also serves custom-resource response URLs, as strictly as the
+ * pre-signed S3 URLs they stand for.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
@@ -52,11 +48,9 @@ export interface CustomResourceAnswer {
 
 /**
  * CloudFormation's ResponseURL is a pre-signed S3 URL for one PUT
- * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-responses.html): S3
- * refuses another method or a changed query, a Content-Type the URL was not signed with (the
- * cfn-response module sends an empty one for that reason:
- * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cfn-lambda-function-code-cfnresponsemodule.html),
- * and CloudFormation refuses a body over 4096 bytes or one without the fields it needs.
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-responses.html): S3 refuses another
+ * method, a changed query or an unsigned Content-Type (cfn-response sends an empty one), and CloudFormation a body over
+ * 4096 bytes or missing fields.
  */
 export function responseUrlRefusal(
   method: string,
@@ -141,8 +135,8 @@ export class AwsStandIn {
   }
 
   /**
-   * A client of dynalite itself, for what an operator sets up (tables, a client's key): its calls
-   * are not the artifacts', so they are neither recorded nor checked. The caller destroys it.
+   * A client of dynalite itself, for what an operator sets up (tables, a client's key): its calls are not the
+   * artifacts', so they are neither recorded nor checked. The caller destroys it.
    */
   setupClient(region: string): DynamoDBClient {
     return new DynamoDBClient({
@@ -237,7 +231,8 @@ export class AwsStandIn {
     if (refusal) {
       call.refused = `${refusal.errorType}: ${refusal.message}`;
       call.status = refusal.status;
-      // The JSON protocols' error shape: https://smithy.io/2.0/aws/protocols/aws-json-1_0-protocol.html#operation-error-serialization
+      // The JSON protocols' error shape:
+      // https://smithy.io/2.0/aws/protocols/aws-json-1_0-protocol.html#operation-error-serialization
       return json(refusal.status, { __type: refusal.errorType, message: refusal.message });
     }
     const answer =

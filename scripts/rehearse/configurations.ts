@@ -1,8 +1,8 @@
 /**
- * The deployments the rehearsal synthesizes, as a platform engineer would configure them (CDK
- * context, infra/settings.ts): both stages pinned to example accounts and one region, once in two
- * accounts and once in one; production with alarm e-mails and a custom domain in a Route 53 zone.
- * The accounts are the documentation range AWS never issues, so nothing here points at a real one.
+ * The deployments the rehearsal synthesizes, as a platform engineer would configure them (CDK context,
+ * infra/settings.ts): both stages pinned to example accounts and one region, once in two accounts and once in one;
+ * production with alarm e-mails and a custom domain in a Route 53 zone. The accounts are the documentation range AWS
+ * never issues, so nothing here points at a real one.
  */
 export interface RehearsalConfiguration {
   /** Short name, in the report's headings. */

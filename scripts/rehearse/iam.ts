@@ -1,10 +1,7 @@
 /**
- * Evaluates one IAM request with a real policy evaluator, @cloud-copilot/iam-simulate: the
- * caller's identity policies, its permission boundary and the resource's own policy, as AWS
- * evaluates them (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html).
- * The decision names the statements that allowed or denied, and a deny carries the
- * AccessDeniedException message AWS would answer. The evaluator is AGPL-3.0 and only ever runs
- * here, in the rehearsal: no function bundle imports it.
+ * Evaluates one IAM request with @cloud-copilot/iam-simulate, as AWS does
+ * (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_evaluation-logic.html), naming the deciding
+ * statements; a deny carries AWS's AccessDeniedException message. The evaluator is AGPL-3.0 and runs only here.
  */
 import { runSimulation, type Simulation } from "@cloud-copilot/iam-simulate";
 import { asList, type NamedPolicy } from "./policies";
@@ -78,10 +75,8 @@ export function describeStatement(ref: PolicyStatementRef): string {
 const accountOf = (arn: string, fallback: string) => arn.split(":")[4] || fallback;
 
 /**
- * iam-simulate recognises condition keys with a variable part only in the `name/variable` form
- * (`aws:PrincipalTag/team`), so it would ignore `kms:EncryptionContext:aws:logs:arn` and every
- * condition on it would fail. Such keys are renamed alike in the request and in the policies, to a
- * `/` form the evaluator accepts; the values and operators are untouched, so the decision is the same.
+ * iam-simulate reads variable condition keys only as `name/variable`, so `kms:EncryptionContext:aws:logs:arn` is renamed
+ * alike in request and policies to a `/` form; values and operators are untouched, so the decision is the same.
  */
 const ENCRYPTION_CONTEXT = /^kms:EncryptionContext:(.+)$/i;
 const renameKey = (key: string) => {
@@ -123,19 +118,16 @@ type Analysis = {
   unmatchedStatements?: StatementAnalysis[];
 };
 
-/**
- * The message of the AccessDeniedException AWS answers, in the shape IAM documents:
- * https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_access-denied.html#access_denied_error_messages
- * ("User: <principal> is not authorized to perform: <action> on resource: <arn> because ...").
- */
+/** AWS's AccessDeniedException message (https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_access-denied.html). */
 function accessDeniedMessage(request: IamRequest, principal: string, reason: string): string {
-  // An explicit deny reads "... with an explicit deny in a <policy type>"; an implicit one "... because no <policy type> allows ...".
+  // An explicit deny reads "... with an explicit deny in a <policy type>"; an implicit one "... because no <policy
+  // type> allows ...".
   return `User: ${principal} is not authorized to perform: ${request.action} on resource: ${request.resource} ${reason.startsWith("with ") ? reason : `because ${reason}`}`;
 }
 
 /**
- * The global condition keys AWS puts in every request of a principal, which the evaluator does not
- * derive itself: https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-principalaccount
+ * The global condition keys AWS puts in every request of a principal, which the evaluator does not derive itself:
+ * https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-principalaccount
  * (an assumed-role session's PrincipalArn is its role's).
  */
 function principalKeys(options: EvaluationOptions): Record<string, string> {

@@ -1,20 +1,11 @@
 /**
- * Runs a function's uploaded artifact as Lambda would: its asset directory copied out of the cloud
- * assembly into a folder outside the repository, started on the Node major of the template's
- * `Runtime` (runtime/bootstrap.mjs resolves the `Handler` as the runtime does), with exactly the
- * environment variables the template sets (resolved), those Lambda itself sets, and endpoint
- * overrides that send every AWS call to the local stand-ins. Nothing else from this machine's
- * environment or the repository is reachable.
- *
- * Lambda's limits hold: an invocation gets one execution environment to itself, and one that has not
- * answered within the function's timeout is answered `Sandbox.Timedout` and its environment thrown
- * away (the next invocation cold-starts a new one); the Init phase is limited to 10 seconds, after
- * which Lambda runs init again within the first invocation, under the function's timeout:
- * https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html#runtimes-lifecycle-ib
- * So a hung handler or a hung init never hangs the rehearsal. The function's memory bounds its
- * JavaScript heap as the runtime bounds it, and a process that runs out of it is answered
- * `Runtime.OutOfMemory` and thrown away like a timed-out one; runtime/bootstrap.mjs refuses native code
- * built for another architecture than the function's.
+ * Runs a function's uploaded artifact as Lambda would: copied out of the assembly, on the template's Node major
+ * (runtime/bootstrap.mjs), with only the template's environment, Lambda's own variables and endpoints pointing at the
+ * local stand-ins. Lambda's limits hold
+ * (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html#runtimes-lifecycle-ib): one environment
+ * per invocation, `Sandbox.Timedout` past the timeout (environment discarded), init limited to 10 s then retried under
+ * the timeout, the heap bounded by the function's memory (`Runtime.OutOfMemory`), so a hung handler never hangs the
+ * rehearsal.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -58,19 +49,14 @@ export interface LambdaFunctionSpec {
 const nodeFor: Record<string, () => Promise<string>> = { "nodejs24.x": () => ensureNode(NODE_VERSIONS.lambda) };
 
 /**
- * "The Init phase is limited to 10 seconds. If all three tasks do not complete within 10 seconds,
- * Lambda retries the Init phase at the time of the first function invocation with the configured
- * function timeout." (on-demand functions; provisioned concurrency and SnapStart differ):
+ * Init is limited to 10 s, then retried within the first invocation under the function's timeout (on-demand functions):
  * https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html#runtimes-lifecycle-ib
  */
 export const INIT_LIMIT_SECONDS = 10;
 
 /**
- * Lambda's answer to an invocation past the function's timeout, as its runtime API server writes it
- * (`RequestId: … Error: Task timed out after 3.00 seconds`, errorType `Sandbox.Timedout`; the
- * seconds are the configured timeout with two decimals). Source: the Lambda Runtime Interface
- * Emulator, https://github.com/aws/aws-lambda-runtime-interface-emulator (cmd/localstack and
- * rapidcore, ErrInvokeTimeout), matching what Lambda's Invoke returns.
+ * Lambda's answer past the timeout: `RequestId: … Error: Task timed out after 3.00 seconds`, errorType
+ * `Sandbox.Timedout`, as https://github.com/aws/aws-lambda-runtime-interface-emulator (ErrInvokeTimeout) writes it.
  */
 export function timedOutError(requestId: string, timeoutSeconds: number): FunctionError {
   return {
@@ -80,13 +66,9 @@ export function timedOutError(requestId: string, timeoutSeconds: number): Functi
 }
 
 /**
- * The heap limit Lambda's Node.js runtime gives a function: its bootstrap starts node with
- * `--max-old-space-size` at 90% of the function's memory (the memory less a tenth, of which half is
- * new space and half left for buffers outside the heap), unless NODE_OPTIONS already sets the old or
- * semi space size, in either spelling. The nodejs24.x bootstrap, as extracted in
- * https://dev.to/wonderfulsoap/deep-dive-into-aws-lambda-3-official-nodejs-runtime-analysis-43je
- * (nodejs20.x's is the same: https://gist.github.com/davidjb/432ea4e1c89f399ec412270539fe126f).
- * The semi space the bootstrap also sizes is left at V8's default here.
+ * The heap limit Lambda's Node.js bootstrap sets: `--max-old-space-size` at 90% of the memory, unless NODE_OPTIONS sets
+ * the old or semi space size in either spelling (the nodejs24.x bootstrap, extracted in
+ * https://dev.to/wonderfulsoap/deep-dive-into-aws-lambda-3-official-nodejs-runtime-analysis-43je). Semi space: V8's default.
  */
 function heapLimitArgs(memoryMb: number, nodeOptions = ""): string[] {
   if (/--max[-_](old|semi)[-_]space[-_]size/.test(nodeOptions)) return [];
@@ -97,10 +79,8 @@ function heapLimitArgs(memoryMb: number, nodeOptions = ""): string[] {
 const HEAP_EXHAUSTED = /FATAL ERROR: .*JavaScript heap out of memory/;
 
 /**
- * Lambda's answer when the function's process ran out of memory: errorType `Runtime.OutOfMemory`,
- * `RequestId: … Error: Runtime exited with error: signal: killed` as Invoke returns it for a Node.js
- * function (https://github.com/adobe/helix-html2md-service/issues/1001). Here V8 stops the process at
- * the heap limit first by aborting it: `signal: aborted`, in the Go wording Lambda gives signals.
+ * Lambda's answer when the process ran out of memory: `Runtime.OutOfMemory`, `Runtime exited with error: signal: killed`
+ * (https://github.com/adobe/helix-html2md-service/issues/1001). Here V8 aborts first at the heap limit: `signal: aborted`.
  */
 export function outOfMemoryError(requestId?: string): FunctionError {
   const request = requestId === undefined ? "" : `RequestId: ${requestId} `;
@@ -205,7 +185,8 @@ export class RunningFunction {
     cpSync(BOOTSTRAP, join(runtimeDir, "bootstrap.mjs"));
     const env: Record<string, string> = {
       ...spec.environment,
-      // What Lambda sets for every function: https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime
+      // What Lambda sets for every function:
+      // https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime
       _HANDLER: spec.handler,
       AWS_REGION: spec.region,
       AWS_DEFAULT_REGION: spec.region,
@@ -239,8 +220,8 @@ export class RunningFunction {
 
   /** A new runtime process, loading the handler. */
   private launch(): Environment {
-    // Lambda runs the function on processors of its architecture, this stand-in on this machine's: the
-    // bootstrap is told the function's, to refuse native code built for another.
+    // Lambda runs the function on processors of its architecture, this stand-in on this machine's: the bootstrap is
+    // told the function's, to refuse native code built for another.
     const child = fork(join(this.runtimeDir, "bootstrap.mjs"), [this.spec.architecture], {
       cwd: this.taskRoot,
       env: this.env,
@@ -314,8 +295,8 @@ export class RunningFunction {
     const environment = this.launch();
     const initError = await before(environment.ready, Date.now() + this.initLimitMs);
     if (initError !== TIMED_OUT) return { environment, initError };
-    // Lambda logs `INIT_REPORT Init Duration: 10000.00 ms Phase: init Status: timeout` and keeps the
-    // environment for the first invocation, which runs init again.
+    // Lambda logs `INIT_REPORT Init Duration: 10000.00 ms Phase: init Status: timeout` and keeps the environment for
+    // the first invocation, which runs init again.
     this.kill(environment);
     environment.initTimedOut = true;
     return {
@@ -351,8 +332,8 @@ export class RunningFunction {
     if (initError) return this.release(environment, { error: initError });
     const deadline = Date.now() + this.spec.timeoutSeconds * 1000;
     if (environment.initTimedOut) {
-      // Lambda's retry of a timed-out init, within this invocation and under the function's
-      // timeout, which the handler then shares. Here: a new process in the old one's place.
+      // Lambda's retry of a timed-out init, within this invocation and under the function's timeout, which the handler
+      // then shares. Here: a new process in the old one's place.
       environment = this.launch();
       const retriedError = await before(environment.ready, deadline);
       if (retriedError === TIMED_OUT) return this.timedOut(environment, requestId);
@@ -386,8 +367,8 @@ export class RunningFunction {
   }
 
   /**
-   * The environment goes back to the pool unless it died (Lambda resets a crashed environment, one
-   * out of memory included: the next invocation cold-starts).
+   * The environment goes back to the pool unless it died (Lambda resets a crashed environment, one out of memory
+   * included: the next invocation cold-starts).
    */
   private release(environment: Environment, outcome: InvokeOutcome): InvokeOutcome {
     if (this.stopped) return outcome;

@@ -1,15 +1,14 @@
 /**
- * `npm run rehearse`: synthesizes each rehearsal configuration (./configurations.ts) and rehearses
- * its deploy offline; `npm run rehearse -- --assembly DIR` rehearses a cloud assembly synthesized
- * elsewhere (for example one whose template was edited by hand). Exit 1 on any failure of the
- * rehearsal; exit 2, with one line, on input it cannot work with (an unknown option, a directory that
- * is not a readable cloud assembly).
+ * `npm run rehearse`: synthesizes each rehearsal configuration (./configurations.ts) and rehearses its deploy offline;
+ * `npm run rehearse -- --assembly DIR` rehearses a cloud assembly synthesized elsewhere (for example one whose template
+ * was edited by hand). Exit 1 on any failure of the rehearsal; exit 2, with one line, on input it cannot work with (an
+ * unknown option, a directory that is not a readable cloud assembly).
  */
 import { existsSync, rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { silenceSdkNodeVersionWarning } from "../../local/settings";
 import { AssemblyError, readAssembly } from "./assembly";
-import type { RehearsalReport } from "./rehearse";
+import type { RehearsalReport } from "./report";
 
 const USAGE = "Usage: npm run rehearse [-- --assembly DIR]";
 const HELP = `${USAGE}
@@ -53,12 +52,12 @@ async function main(args: string[]): Promise<number> {
       console.error(`rehearse: ${assembly} does not exist; synthesize a cloud assembly first (npx cdk synth -o DIR)`);
       return 2;
     }
-    // Refused before anything starts: a directory that is not a readable cloud assembly is wrong
-    // input (AssemblyError, exit 2), however far the rehearsal would have got.
+    // Refused before anything starts: a directory that is not a readable cloud assembly is wrong input (AssemblyError,
+    // exit 2), however far the rehearsal would have got.
     readAssembly(assembly);
   }
-  // Loaded only now: the CDK app and the rehearsal take seconds to load, which --help and a wrong
-  // argument need not wait for.
+  // Loaded only now: the CDK app and the rehearsal take seconds to load, which --help and a wrong argument need not
+  // wait for.
   const [{ rehearseAssembly }, { formatReport, summaryLine }] = await Promise.all([
     import("./rehearse"),
     import("./report"),
@@ -102,8 +101,8 @@ main(process.argv.slice(2)).then(
     }
     const message = error instanceof Error ? error.message : String(error);
     console.error(`rehearse: ${message.split("\n")[0]}`);
-    // An assembly that cannot be read is wrong input (2), like a wrong argument; anything else is
-    // the rehearsal failing (1).
+    // An assembly that cannot be read is wrong input (2), like a wrong argument; anything else is the rehearsal failing
+    // (1).
     process.exitCode = error instanceof AssemblyError ? 2 : 1;
   },
 );

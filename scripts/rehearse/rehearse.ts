@@ -1,9 +1,7 @@
 /**
- * The rehearsal of one cloud assembly: every stage stack brought up locally (./stage.ts), its
- * scenario run (./scenario.ts) with every AWS call the artifacts and the services make authorized
- * when it is made, against every policy AWS evaluates (./policies.ts, ./iam.ts), and refused with
- * AWS's own AccessDeniedException when denied; then the templates proven to allow exactly the
- * access matrix and the calls held to its rows (./proof.ts). Nothing in the assembly may go undriven.
+ * The rehearsal of one cloud assembly: each stage brought up locally (./stage.ts), its scenario run (./scenario.ts)
+ * with every AWS call authorized when made against every policy AWS evaluates (./policies.ts, ./iam.ts), then the
+ * matrix proven (./proof.ts). Nothing in the assembly may go undriven.
  */
 import { deployedStages } from "../../infra/deployment";
 import { type AccessRow, accessMatrix } from "./accessMatrix";
@@ -11,53 +9,11 @@ import { type AssemblyStack, readAssembly, resourcesOf } from "./assembly";
 import { AwsStandIn, type Refusal } from "./awsStandIn";
 import { type Decision, evaluate, type IamRequest } from "./iam";
 import { asRole, functionPolicyOf, type RoleGrants, roleGrants, roleWithArn, trustPolicyOf } from "./policies";
-import { checkCalls, type ProofResult, proveMatrix } from "./proof";
-import { failureBlocks } from "./report";
+import { checkCalls, proveMatrix } from "./proof";
+import { failureBlocks, type RehearsalReport, type StageReport } from "./report";
 import { requestsOf } from "./requests";
-import { type ExpectedCall, runScenario, type ScenarioCheck } from "./scenario";
+import { type ExpectedCall, runScenario } from "./scenario";
 import { StageRehearsal } from "./stage";
-
-export interface StageReport {
-  readonly stack: string;
-  readonly account: string;
-  readonly region: string;
-  readonly functions: string[];
-  readonly skipped: { logicalId: string; reason: string }[];
-  readonly redirected: string[];
-  readonly scenario: ScenarioCheck[];
-  readonly expectedCalls: ExpectedCall[];
-  /** Every AWS call the artifacts made (and Lambda made with their roles), as IAM decided it. */
-  readonly calls: Decision[];
-  readonly unmodelled: { caller: string; call: string; step?: string }[];
-  /** Calls signed for another region than the stage's. */
-  readonly wrongRegion: { caller: string; call: string; region: string; step?: string }[];
-  /** Functions that failed or were refused a call: their rows' exercise is not judged. */
-  readonly notAssessed: string[];
-  /** Their roles, as the matrix names them. */
-  readonly stoppedPrincipals: string[];
-  /** Parts of the assembly the rehearsal did not drive: each is a failure. */
-  readonly undriven: string[];
-  /** Managed policies or boundaries that could not be read. */
-  readonly policyProblems: string[];
-  /** API proxy events the independent schema refused. */
-  readonly eventProblems: string[];
-  /** Errors the functions answered (init errors, timeouts, exceptions), by function and type. */
-  readonly functionErrors: { caller: string; errorType: string; errorMessage: string; steps: string[] }[];
-}
-
-export interface RehearsalReport {
-  readonly stages: StageReport[];
-  /** The access matrix proven against the assembly's templates (./proof.ts). */
-  readonly proof?: ProofResult;
-  /** Allowed calls of the scenario no row covers. */
-  readonly callsOutside: Decision[];
-  /** Rows nothing exercised without saying why, or that say so and were. */
-  readonly staleRows: string[];
-  /** Problems of the assembly as a whole: empty, partial, unpinned. */
-  readonly assemblyProblems: string[];
-  /** One block per root cause. */
-  readonly failures: string[];
-}
 
 /** A stack that holds functions this project uploads (a stage), as opposed to account-wide stacks. */
 const isStageStack = (stack: AssemblyStack) => resourcesOf(stack.template, "AWS::Lambda::Function").length > 0;
@@ -104,8 +60,8 @@ export async function rehearseAssembly(directory: string, options: RehearseOptio
   } finally {
     await standIn.stop();
   }
-  // The templates against the matrix, then the scenario's calls against its rows. An unpinned
-  // stack's ARNs cannot be known: that problem, reported above, is the one to fix first.
+  // The templates against the matrix, then the scenario's calls against its rows. An unpinned stack's ARNs cannot be
+  // known: that problem, reported above, is the one to fix first.
   const pinned = stacks.every((stack) => stack.pinned);
   const proof = stageStacks.length && pinned ? await proveMatrix(stacks, options.matrix ?? accessMatrix) : undefined;
   const stopped = new Set(stages.flatMap((stage) => stage.stoppedPrincipals));
@@ -157,8 +113,8 @@ async function rehearseStage(
   const calls: Decision[] = [];
   const unmodelled: StageReport["unmodelled"] = [];
   const wrongRegion: StageReport["wrongRegion"] = [];
-  // Every call is authorized when it is made, as AWS does, and a denied one is refused with AWS's
-  // error: the function then behaves as it would in AWS (a 500 from the API, a FAILED custom resource).
+  // Every call is authorized when it is made, as AWS does, and a denied one is refused with AWS's error: the function
+  // then behaves as it would in AWS (a 500 from the API, a FAILED custom resource).
   standIn.authorize = async (call): Promise<Refusal | undefined> => {
     const fn = stage.byAccessKey(call.accessKeyId);
     const caller = fn?.logicalId ?? `unknown caller ${call.accessKeyId}`;
@@ -209,8 +165,8 @@ async function rehearseStage(
     return decision;
   };
 
-  // Each invocation by a service is authorized when it is made too: API Gateway by the function's
-  // permissions for the method's source ARN, the scheduler by its role and the function's permissions.
+  // Each invocation by a service is authorized when it is made too: API Gateway by the function's permissions for the
+  // method's source ARN, the scheduler by its role and the function's permissions.
   stage.authorizeInvocation = async (invocation) => {
     const roleLogicalId = invocation.roleArn ? roleWithArn(resolver, invocation.roleArn) : undefined;
     const resourcePolicy = functionPolicyOf(resolver, invocation.invokedArn);
@@ -249,8 +205,8 @@ async function rehearseStage(
     await stage.start();
     const { checks: scenario, expectedCalls } = await runScenario(stage, standIn);
     standIn.authorize = undefined;
-    // What Lambda itself does with the role for each function: write its logs, and send its
-    // traces when active tracing is on.
+    // What Lambda itself does with the role for each function: write its logs, and send its traces when active tracing
+    // is on.
     for (const fn of stage.functions) {
       const tracing = stack.template.Resources[fn.logicalId]?.Properties?.TracingConfig as
         | { Mode?: string }
@@ -286,8 +242,8 @@ async function rehearseStage(
       if (fn.roleLogicalId)
         await assumeRole("lambda.amazonaws.com", fn.roleLogicalId, `Lambda assuming ${fn.logicalId}'s role to run it`);
     }
-    // A function that failed or was refused a call could not exercise its rows: the failure that
-    // stopped it is the root cause, reported once, and no least-privilege finding comes from it.
+    // A function that failed or was refused a call could not exercise its rows: the failure that stopped it is the root
+    // cause, reported once, and no least-privilege finding comes from it.
     const stopped = new Set([
       ...calls.filter((decision) => !decision.allowed).map((decision) => decision.request.caller),
       ...unmodelled.map((entry) => entry.caller),
@@ -339,9 +295,8 @@ async function rehearseStage(
 }
 
 /**
- * Nothing rehearsed is optional: every function, alias and API method must have been driven, and
- * each scenario step must have made the AWS call it exists to exercise (unless its function failed
- * or was refused a call, which is then the root cause reported).
+ * Nothing rehearsed is optional: every function, alias and API method driven, and each scenario step made its AWS call
+ * (unless its function failed or was refused one, the root cause reported then).
  */
 export function undrivenParts(
   stage: Pick<StageRehearsal, "skipped" | "aliases" | "invokedAliases"> & {

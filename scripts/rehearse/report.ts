@@ -1,12 +1,54 @@
 /**
- * The rehearsal's report: one table per stage (caller, action, resource, decision), then the
- * failures, one block per root cause, written for the engineer paged for an AccessDenied: the
- * principal, the effect and AWS's own error message, the statement and the condition that decided,
- * the scenario steps that made the call and what their client saw.
+ * The rehearsal's report: one table per stage (caller, action, resource, decision), then the failures, one block per
+ * root cause, written for the engineer paged for an AccessDenied: the principal, the effect and AWS's own error
+ * message, the statement and the condition that decided, the scenario steps that made the call and what their client
+ * saw.
  */
 import { type Decision, describeStatement, principalOf } from "./iam";
 import { covers, EVERYTHING, type ProofResult, rowText } from "./proof";
-import type { RehearsalReport, StageReport } from "./rehearse";
+import type { ExpectedCall, ScenarioCheck } from "./scenario";
+
+export interface StageReport {
+  readonly stack: string;
+  readonly account: string;
+  readonly region: string;
+  readonly functions: string[];
+  readonly skipped: { logicalId: string; reason: string }[];
+  readonly redirected: string[];
+  readonly scenario: ScenarioCheck[];
+  readonly expectedCalls: ExpectedCall[];
+  /** Every AWS call the artifacts made (and Lambda made with their roles), as IAM decided it. */
+  readonly calls: Decision[];
+  readonly unmodelled: { caller: string; call: string; step?: string }[];
+  /** Calls signed for another region than the stage's. */
+  readonly wrongRegion: { caller: string; call: string; region: string; step?: string }[];
+  /** Functions that failed or were refused a call: their rows' exercise is not judged. */
+  readonly notAssessed: string[];
+  /** Their roles, as the matrix names them. */
+  readonly stoppedPrincipals: string[];
+  /** Parts of the assembly the rehearsal did not drive: each is a failure. */
+  readonly undriven: string[];
+  /** Managed policies or boundaries that could not be read. */
+  readonly policyProblems: string[];
+  /** API proxy events the independent schema refused. */
+  readonly eventProblems: string[];
+  /** Errors the functions answered (init errors, timeouts, exceptions), by function and type. */
+  readonly functionErrors: { caller: string; errorType: string; errorMessage: string; steps: string[] }[];
+}
+
+export interface RehearsalReport {
+  readonly stages: StageReport[];
+  /** The access matrix proven against the assembly's templates (./proof.ts). */
+  readonly proof?: ProofResult;
+  /** Allowed calls of the scenario no row covers. */
+  readonly callsOutside: Decision[];
+  /** Rows nothing exercised without saying why, or that say so and were. */
+  readonly staleRows: string[];
+  /** Problems of the assembly as a whole: empty, partial, unpinned. */
+  readonly assemblyProblems: string[];
+  /** One block per root cause. */
+  readonly failures: string[];
+}
 
 /** The condition keys that decide, short: `LeadingKeys=APIKEY`, `SourceArn=…:alarm:X`. */
 const contextText = (decision: Decision) =>
@@ -56,8 +98,8 @@ const callersSaw = (seen: readonly StageReport["scenario"][number][], shown: num
 ];
 
 /**
- * Requests the templates allow outside the matrix, one block per statement: a request several
- * statements allow is the widest one's, however much it allows.
+ * Requests the templates allow outside the matrix, one block per statement: a request several statements allow is the
+ * widest one's, however much it allows.
  */
 function outsideBlocks(outside: readonly Decision[]): string[] {
   const causes = (decision: Decision) =>
@@ -91,9 +133,8 @@ function outsideBlocks(outside: readonly Decision[]): string[] {
 const reasonKey = (decision: Decision) => decision.explanation.replace(/does not hold for .*$/gm, "does not hold");
 
 /**
- * The failures of one stage. `areaOf` names the part of the matrix a denied call falls in (its
- * rows' resources and partitions): the calls one missing or narrowed grant refuses are one block,
- * whatever their actions and number.
+ * The failures of one stage. `areaOf` names the part of the matrix a denied call falls in (its rows' resources and
+ * partitions): the calls one missing or narrowed grant refuses are one block, whatever their actions and number.
  */
 function stageFailures(stage: StageReport, areaOf: (decision: Decision) => string | undefined): string[] {
   const where = `${stage.stack} (${stage.account}, ${stage.region})`;

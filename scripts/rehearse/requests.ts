@@ -1,8 +1,8 @@
 /**
- * Turns each recorded AWS call into the requests IAM evaluates for it (action, resource ARN,
- * condition keys), as the services document them. What cannot be read with certainty is reported
- * as unmodelled, which fails the rehearsal: a condition key the rehearsal could not fill would make
- * `ForAllValues` conditions hold vacuously (fail-open), so it never guesses.
+ * Turns each recorded AWS call into the requests IAM evaluates for it (action, resource ARN, condition keys), as the
+ * services document them. What cannot be read with certainty is reported as unmodelled, which fails the rehearsal: a
+ * condition key the rehearsal could not fill would make `ForAllValues` conditions hold vacuously (fail-open), so it
+ * never guesses.
  */
 import { resourcesOf } from "./assembly";
 import type { RecordedCall } from "./awsStandIn";
@@ -34,11 +34,9 @@ export class KeyConditionError extends Error {
 }
 
 /**
- * The partition key value a Query names, from its key condition: exactly one equality between the
- * partition key (`pk` or `#pk`) and a value placeholder, on either side, in a condition of
- * `AND`ed clauses (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.KeyConditionExpressions.html),
- * or the legacy `KeyConditions` map. Anything else throws: never an empty list, which
- * `ForAllValues` conditions would accept.
+ * The partition key value a Query names: one equality of `pk`/`#pk` with a placeholder among `AND`ed clauses
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.KeyConditionExpressions.html), or legacy
+ * `KeyConditions`. Anything else throws, never an empty list, which `ForAllValues` conditions would accept.
  */
 export function queryPartitionKey(body: Record<string, unknown>, hashKey: string): string {
   const values = (body.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
@@ -159,8 +157,8 @@ export function requestsOf(
     const requests: IamRequest[] = [
       { caller, action: `secretsmanager:${call.operation}`, resource: secretId, context: {}, because, ...at },
     ];
-    // A secret encrypted with a customer managed key is read (and written) through KMS on the
-    // caller's behalf: https://docs.aws.amazon.com/secretsmanager/latest/userguide/security-encryption.html
+    // A secret encrypted with a customer managed key is read (and written) through KMS on the caller's behalf:
+    // https://docs.aws.amazon.com/secretsmanager/latest/userguide/security-encryption.html
     for (const [logicalId, secret] of resourcesOf(resolver.stack.template, "AWS::SecretsManager::Secret")) {
       if (resolver.ref(logicalId) !== secretId || secret.Properties?.KmsKeyId === undefined) continue;
       const keyArn = String(resolver.resolve(secret.Properties.KmsKeyId));

@@ -1,9 +1,8 @@
 /**
- * Resolves CloudFormation intrinsics (Ref, Fn::GetAtt, Fn::Join, Fn::Sub, Fn::Select, Fn::Split,
- * Fn::ImportValue) the way CloudFormation would at deploy time, with the stack's pinned account and
- * region and deterministic stand-in physical names shaped like the real ones (CloudFormation names
- * an unnamed resource `<stack name>-<logical id>-<random suffix>`, which key policies such as the
- * logs key's `log-group:<stack name>-*` rely on).
+ * Resolves CloudFormation intrinsics (Ref, Fn::GetAtt, Fn::Join, Fn::Sub, Fn::Select, Fn::Split, Fn::ImportValue) the
+ * way CloudFormation would at deploy time, with the stack's pinned account and region and deterministic stand-in
+ * physical names shaped like the real ones (CloudFormation names an unnamed resource `<stack name>-<logical id>-<random
+ * suffix>`, which key policies such as the logs key's `log-group:<stack name>-*` rely on).
  */
 import { createHash } from "node:crypto";
 import { type AssemblyStack, type CfnResource, resourcesOf } from "./assembly";
@@ -31,8 +30,8 @@ export class Resolver {
   }
 
   /**
-   * The tables this stack's functions use: its own and those of the stacks it is deployed after (a
-   * stage keeps its table in a data stack of its own), each with the resolver of its stack.
+   * The tables this stack's functions use: its own and those of the stacks it is deployed after (a stage keeps its
+   * table in a data stack of its own), each with the resolver of its stack.
    */
   tables(): { logicalId: string; resource: CfnResource; resolver: Resolver }[] {
     return this.acrossStacks("AWS::DynamoDB::GlobalTable", "AWS::DynamoDB::Table");

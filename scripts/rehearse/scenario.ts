@@ -1,8 +1,8 @@
 /**
- * What each function's AWS callers send it, and what must come back: CloudFormation's custom
- * resource events (Create, Update to a new generation, Delete) answered at a local response URL;
- * the whole API contract over HTTP through the local REST API; the scheduler's event for the
- * synthetic check, which then calls that same API. Every answer is checked.
+ * What each function's AWS callers send it, and what must come back: CloudFormation's custom resource events (Create,
+ * Update to a new generation, Delete) answered at a local response URL; the whole API contract over HTTP through the
+ * local REST API; the scheduler's event for the synthetic check, which then calls that same API. Every answer is
+ * checked.
  */
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -73,8 +73,8 @@ export async function runScenario(
     .map((fn) => fn.spec.environment.PETSTORE_STAGE)
     .find((value) => value !== undefined) ?? "staging") as StageName;
 
-  // The artifact must stand alone: no path of the machine that built it, and never the test-only
-  // IAM evaluator (AGPL-3.0), which must not ship.
+  // The artifact must stand alone: no path of the machine that built it, and never the test-only IAM evaluator
+  // (AGPL-3.0), which must not ship.
   for (const fn of stage.functions) {
     const text = filesUnder(fn.spec.assetDir)
       .map((file) => readFileSync(file, "utf8"))
@@ -198,9 +198,9 @@ export async function runScenario(
 
   const api = stage.api;
   if (api && key) {
-    // The custom resource's key is synthetic (lib/pets/collection.ts): its pets live apart from
-    // clients'. A client's key, made as an operator makes one (`npm run keys`, straight into the
-    // table, not a function's call), drives the clients' part of the table through the same contract.
+    // The custom resource's key is synthetic (lib/pets/collection.ts): its pets live apart from clients'. A client's
+    // key, made as an operator makes one (`npm run keys`, straight into the table, not a function's call), drives the
+    // clients' part of the table through the same contract.
     const keyTable = customResources.map((resource) => resource.properties.TableName).find(Boolean);
     const steps = await apiScenario(
       api.baseUrl,

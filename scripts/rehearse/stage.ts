@@ -1,7 +1,6 @@
 /**
- * One stage stack of a cloud assembly, brought up locally: its tables in dynalite, its secrets in
- * the Secrets Manager stand-in, each function this project writes running from its uploaded
- * artifact, and its REST API in front of them.
+ * One stage stack of a cloud assembly, brought up locally: its tables in dynalite, its secrets in the Secrets Manager
+ * stand-in, each function this project writes running from its uploaded artifact, and its REST API in front of them.
  */
 import { CreateTableCommand } from "@aws-sdk/client-dynamodb";
 import { LocalRestApi } from "./apiGateway";
@@ -61,8 +60,8 @@ export class StageRehearsal {
   /** Alias ARNs something invoked: an alias never invoked fails the rehearsal. */
   readonly invokedAliases = new Set<string>();
   /**
-   * Decides, when a service invokes a function, whether Lambda lets it (set by the rehearsal):
-   * the AccessDeniedException message for a refused invocation, undefined to let it through.
+   * Decides, when a service invokes a function, whether Lambda lets it (set by the rehearsal): the
+   * AccessDeniedException message for a refused invocation, undefined to let it through.
    */
   authorizeInvocation: ((invocation: ServiceInvocation) => Promise<string | undefined>) | undefined;
 
@@ -147,8 +146,7 @@ export class StageRehearsal {
   }
 
   /**
-   * The function an ARN invokes, as Lambda resolves it: the unqualified function ARN, or one
-   * qualified with `$LATEST`, one of its aliases, or a published version
+   * The function an ARN invokes: unqualified, `$LATEST`, an alias or a version
    * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-versions.html#versioning-versions-using).
    */
   functionOfArn(arn: string): StageFunction | undefined {
@@ -263,7 +261,8 @@ export class StageRehearsal {
     const typed = event as { httpMethod?: string; path?: string; requestContext?: { apiId?: string; stage?: string } };
     const { apiId = "", stage = "" } = typed.requestContext ?? {};
     const path = String(typed.path ?? "").replace(new RegExp(`^/${stage}(?=/)`), "");
-    // The source API Gateway names in its invocation: https://docs.aws.amazon.com/apigateway/latest/developerguide/arn-format-reference.html
+    // The source API Gateway names in its invocation:
+    // https://docs.aws.amazon.com/apigateway/latest/developerguide/arn-format-reference.html
     const sourceArn = `arn:aws:execute-api:${this.stack.region}:${this.stack.account}:${apiId}/${stage}/${typed.httpMethod}${path}`;
     const refused = await this.authorizeInvocation?.({
       service: "apigateway.amazonaws.com",

@@ -1,7 +1,7 @@
 /**
- * Synthesizes the real app in-process, as `npx cdk synth` does (cdk.json's feature flags plus the
- * configuration's settings; never settings a team committed, which would leak into the example
- * deployments), into cloud assembly directories outside the repository.
+ * Synthesizes the real app in-process, as `npx cdk synth` does (cdk.json's feature flags plus the configuration's
+ * settings; never settings a team committed, which would leak into the example deployments), into cloud assembly
+ * directories outside the repository.
  */
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,10 +10,8 @@ import { buildApp, committedFeatureFlags } from "../../infra/app";
 import type { RehearsalConfiguration } from "./configurations";
 
 /**
- * One cloud assembly directory per configuration. Every synthesis writes to one shared output
- * directory first: the CDK reuses a bundle it made in the same process only for the same output
- * directory, so the functions are bundled once rather than once per configuration. Each result is
- * then copied to a directory of its own, which the caller removes when done.
+ * One assembly directory per configuration. Each synthesis writes to one shared directory first, since the CDK reuses
+ * a bundle only for the same output directory, then is copied to its own, which the caller removes.
  */
 export function synthesizeAll(configurations: readonly RehearsalConfiguration[]): Map<string, string> {
   const shared = mkdtempSync(join(tmpdir(), "rehearsal-synth-"));

@@ -1,15 +1,8 @@
 /**
- * Acknowledged findings: release-acknowledgements.json at the project root, committed with the change
- * it acknowledges, so that a reviewer reads the reason in the pull request and the approver in the
- * run's summary. An entry names the stack (CloudFormation name; `*` matches any characters, so
- * `*-PetStoreData` covers both stages), the logical id, the kind of change (./compare.ts) and a
- * reason. An entry that matches no finding is reported as stale: once production runs the change,
- * remove it, or it would silently acknowledge the next such change to the same resource.
- *
- * A base commit that cannot be built (its locked dependencies do not install, or its app does not
- * synthesize) is acknowledged by an entry naming that commit instead of a stack and resource:
- * `{ "change": "unbuildable-base", "base": "<commit>", "reason": "..." }`; the check then compares
- * with nothing and says so (./main.ts).
+ * Acknowledged findings: release-acknowledgements.json, committed with the change so reviewers read the reason. An
+ * entry names the stack (`*` matches any characters), logical id, change kind (./compare.ts) and reason; one matching
+ * nothing is stale and reported, since it would silently acknowledge the next such change. An unbuildable base is
+ * acknowledged by `{ "change": "unbuildable-base", "base": "<commit>", "reason": "..." }`.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { CHANGE_KINDS, type ChangeKind, type Finding } from "./compare";

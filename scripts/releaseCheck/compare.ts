@@ -1,26 +1,10 @@
 /**
- * The release check's decisions: each stack's template as it is deployed now (the base) against
- * the one a release would deploy, compared with @aws-cdk/cloudformation-diff, the library `cdk diff`
- * uses, and turned into findings:
- *
- * - `replace`: a stateful resource (./stateful.ts) that CloudFormation would, or may, replace: it
- *   creates a new, empty resource and deletes the old one (or leaves it outside the stack);
- * - `remove`: a stateful resource gone from the template, most often because its logical id changed
- *   (a construct renamed or moved): CloudFormation deletes it, or orphans it when retained, and the
- *   new logical id is a new, empty resource;
- * - `protection-weakened`: a stateful resource no longer retained when deleted or replaced, or whose
- *   deletion protection is switched off;
- * - `backup-weakened`, `index-removed`, `encryption-changed`, `ttl-changed`: an update in place that
- *   loses data or the means to restore it (./dataSettings.ts);
- * - `moved`: a stateful resource of a stack now pinned to another account or region: the release
- *   creates a new, empty one there, and the deployed one stays where it is, with the data. ARNs and
- *   service principals that differ only by that account id or region are the move, not a widening;
- * - `iam-widening`, `security-group-widening`: permissions or network access added to a stack that
- *   is deployed already. A new stack has nothing to compare with (a first release: every stack is
- *   new): it passes, and the report shows its whole diff, permissions included;
- * - `unbuildable-base`: the base commit cannot be built (./main.ts), so nothing was compared.
- *
- * Each finding blocks the release unless acknowledged (./acknowledgements.ts).
+ * The release check's decisions: each stack's deployed template (the base) against the release's, compared with
+ * @aws-cdk/cloudformation-diff (what `cdk diff` uses), as findings: `replace` and `remove` (a stateful resource,
+ * ./stateful.ts, replaced or gone, often by a changed logical id), `protection-weakened`, the in-place data losses of
+ * ./dataSettings.ts, `moved` (a stack pinned to another account or region: ARNs differing only by that are the move,
+ * not a widening), `iam-widening` and `security-group-widening` of a deployed stack (a new stack passes, its whole
+ * diff reported), and `unbuildable-base`. Each blocks unless acknowledged (./acknowledgements.ts).
  */
 import { fullDiff, ResourceImpact, type TemplateDiff } from "@aws-cdk/cloudformation-diff";
 import { dataSettingChanges } from "./dataSettings";
@@ -81,8 +65,8 @@ function comparable(template: CfnTemplate | undefined): CfnTemplate {
 }
 
 /**
- * Pairs each stack of the release with its deployed self: the same CloudFormation name in the same
- * environment, or, failing that, the one stack of that name on each side (a stage pinned since).
+ * Pairs each stack of the release with its deployed self: the same CloudFormation name in the same environment, or,
+ * failing that, the one stack of that name on each side (a stage pinned since).
  */
 function pairStacks(
   base: readonly StackTemplate[],
@@ -132,8 +116,8 @@ function environmentParts(environment: string): { account?: string; region?: str
 }
 
 /**
- * What changes when a deployed stack is pinned to another account or region: both sides name one,
- * and they differ. A stack pinned since (unknown before) is the same stack, not a move.
+ * What changes when a deployed stack is pinned to another account or region: both sides name one, and they differ. A
+ * stack pinned since (unknown before) is the same stack, not a move.
  */
 function movement(base: StackTemplate, head: StackTemplate) {
   const from = environmentParts(base.environment);
@@ -147,9 +131,9 @@ function movement(base: StackTemplate, head: StackTemplate) {
 type Movement = NonNullable<ReturnType<typeof movement>>;
 
 /**
- * The deployed template as if it were in the release's account and region: every account id and
- * region name of the move, in ARNs, principals (`logs.<region>.amazonaws.com`) and conditions alike,
- * replaced by the new one, so that what differs only by the move is no change at all.
+ * The deployed template as if it were in the release's account and region: every account id and region name of the
+ * move, in ARNs, principals (`logs.<region>.amazonaws.com`) and conditions alike, replaced by the new one, so that what
+ * differs only by the move is no change at all.
  */
 function relocated<T>(value: T, move: Movement): T {
   const swap = (text: string) => {
@@ -180,8 +164,8 @@ const describeMove = (move: Movement, head: StackTemplate) => {
 export function compareStack(base: StackTemplate | undefined, head: StackTemplate | undefined): StackComparison {
   const stack = (head ?? base) as StackTemplate;
   const move = base && head ? movement(base, head) : undefined;
-  // Compared as if the deployed stack were where the release goes: the move is one finding per
-  // stateful resource below, and its changed ARNs widen nothing.
+  // Compared as if the deployed stack were where the release goes: the move is one finding per stateful resource below,
+  // and its changed ARNs widen nothing.
   const baseTemplate = comparable(move ? relocated(base?.template, move) : base?.template);
   const headTemplate = comparable(head?.template);
   const diff = fullDiff(baseTemplate, headTemplate);
@@ -261,8 +245,8 @@ export function compareStack(base: StackTemplate | undefined, head: StackTemplat
     }
   }
 
-  // Only a deployed stack can widen: one that leaves the app takes its permissions with it, and a
-  // new one's are all new (the report shows them in its diff).
+  // Only a deployed stack can widen: one that leaves the app takes its permissions with it, and a new one's are all new
+  // (the report shows them in its diff).
   if (base && head) {
     findings.push(
       ...widenings(diff, baseTemplate, headTemplate).map((widening) => ({ stack: stackName, ...widening })),
@@ -331,9 +315,9 @@ const sameTargets = (a: Targets, b: Targets) =>
   a.not === b.not && a.values.length === b.values.length && a.values.every((value) => b.values.includes(value));
 
 /**
- * The actions of `statement` that `others` (statements of the same effect, principals and condition)
- * do not already grant on all of its resources: a statement rewritten with fewer actions, or split
- * in two, adds nothing. Negated targets (NotAction, NotResource) are never taken as covered.
+ * The actions of `statement` that `others` (statements of the same effect, principals and condition) do not already
+ * grant on all of its resources: a statement rewritten with fewer actions, or split in two, adds nothing. Negated
+ * targets (NotAction, NotResource) are never taken as covered.
  */
 function uncoveredActions(statement: Statement, others: readonly Statement[]): string[] {
   const alike = others.filter(
@@ -364,9 +348,9 @@ interface WidenedStatement {
 }
 
 /**
- * Statements that widen access: allows whose actions no removed allow granted, and denies removed
- * whose actions no added deny keeps denying. (The library's own `permissionsBroadened` counts any
- * changed allow, a narrowed one included.)
+ * Statements that widen access: allows whose actions no removed allow granted, and denies removed whose actions no
+ * added deny keeps denying. (The library's own `permissionsBroadened` counts any changed allow, a narrowed one
+ * included.)
  */
 function widenedStatements(added: readonly Statement[], removed: readonly Statement[]): WidenedStatement[] {
   const allows = (list: readonly Statement[]) => list.filter((statement) => !statement.isNegativeStatement);
@@ -386,9 +370,8 @@ function describeStatement({ statement, actions }: WidenedStatement): string {
 }
 
 /**
- * Permissions and security group rules the release adds, attributed to the resources that add them.
- * The library reports them per stack; each changed resource is diffed on its own to find which one
- * adds each, so a policy merely moved to another logical id adds nothing.
+ * Permissions and security group rules the release adds, by the resource adding them: each changed resource is diffed
+ * alone, so a policy merely moved to another logical id adds nothing.
  */
 function widenings(diff: TemplateDiff, baseTemplate: CfnTemplate, headTemplate: CfnTemplate): Widening[] {
   const iam = diff.iamChanges;

@@ -1,17 +1,8 @@
 /**
- * Updates CloudFormation applies in place, without replacing anything, that still lose data or the
- * means to get it back: the release check (./compare.ts) reports each as a finding of its own kind.
- *
- * - `backup-weakened`: point-in-time recovery switched off, or its recovery period shortened: the
- *   continuous backups older than the new period are gone, and with it off there is nothing to
- *   restore from. The period defaults to 35 days when PITR is on and none is given
- *   (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-dynamodb-table-pointintimerecoveryspecification.html,
- *   https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-dynamodb-globaltable-pointintimerecoveryspecification.html).
- * - `index-removed`: a secondary index dropped: queries on it fail at once, and adding it back
- *   backfills it from the whole table.
- * - `encryption-changed`: the encryption settings (which key) change or go.
- * - `ttl-changed`: the time-to-live attribute changes, or TTL is switched on or off: items that carry
- *   only the old attribute stop expiring, and items whose new attribute holds a past time are deleted.
+ * In-place updates that still lose data or the means to restore it, each a finding of ./compare.ts:
+ * `backup-weakened` (PITR off or its period shortened; 35 days when unset:
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-dynamodb-table-pointintimerecoveryspecification.html),
+ * `index-removed`, `encryption-changed` and `ttl-changed` (old items stop expiring, or new ones are deleted at once).
  */
 import type { CfnResource } from "./stateful";
 
@@ -29,8 +20,8 @@ const record = (value: unknown): Properties =>
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 /**
- * Where a table's per-replica settings live: the table itself, or each replica of a global table,
- * by region (`replica eu-west-1`; named only when there are several, a one-region table is just the table).
+ * Where a table's per-replica settings live: the table itself, or each replica of a global table, by region (`replica
+ * eu-west-1`; named only when there are several, a one-region table is just the table).
  */
 function settingHolders(resource: CfnResource): Map<string, Properties> {
   const properties = resource.Properties ?? {};
@@ -101,8 +92,8 @@ function indexChanges(before: CfnResource, after: CfnResource): DataSettingChang
 }
 
 /**
- * The properties that say how each stateful type is encrypted (which key, or whether at all). A
- * change some of them can only make by replacing the resource is reported as `replace` as well.
+ * The properties that say how each stateful type is encrypted (which key, or whether at all). A change some of them can
+ * only make by replacing the resource is reported as `replace` as well.
  */
 const ENCRYPTION_PROPERTIES: Readonly<Record<string, readonly string[]>> = {
   "AWS::DynamoDB::Table": ["SSESpecification"],

@@ -1,16 +1,9 @@
 /**
- * `npx tsx scripts/releaseCheck/deployedCommit.ts <github environment>`: the commit GitHub last
- * recorded as successfully deployed to a GitHub environment, which the pipeline's release check
- * compares with (.github/workflows/deploy.yml). GitHub records a deployment for every job that runs in
- * an environment, and its statuses as the job goes; the newest deployment whose latest status is
- * `success` is what the environment runs
+ * `npx tsx scripts/releaseCheck/deployedCommit.ts <github environment>`: prints `commit=<sha>` of the newest deployment
+ * whose latest status is `success` (`commit=` if none: a first release), for .github/workflows/deploy.yml
  * (https://docs.github.com/en/rest/deployments/deployments#list-deployments,
- * https://docs.github.com/en/rest/deployments/statuses#list-deployment-statuses).
- *
- * Prints `commit=<sha>` for $GITHUB_OUTPUT, or `commit=` when the environment never had a successful
- * deployment (the first release). Reads GITHUB_REPOSITORY, GITHUB_TOKEN (the job's token, with
- * `deployments: read`) and GITHUB_API_URL. A failing API call fails the step: an unanswered question
- * must not turn into "nothing deployed", which would let everything pass.
+ * https://docs.github.com/en/rest/deployments/statuses#list-deployment-statuses). Reads GITHUB_REPOSITORY, GITHUB_TOKEN
+ * and GITHUB_API_URL. A failed call fails the step: "nothing deployed" would let everything pass.
  */
 import { pathToFileURL } from "node:url";
 

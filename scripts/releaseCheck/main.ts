@@ -1,18 +1,10 @@
 /**
- * `npm run release-check -- --base <git ref>`: the release gate for stateful resources. Synthesizes
- * the app at the base commit (what is deployed, or the branch a pull request merges into) and in the
- * working tree, compares each stack's template, and fails when the release would replace or remove a
- * stateful resource (the table, KMS keys, secrets, log groups, anything retained), weaken how it is
- * kept, or widen IAM permissions or security group rules of a deployed stack, unless
- * release-acknowledgements.json acknowledges that change with a reason (docs/deploy.md, "Stateful
- * resources"). `--first-release` compares with nothing: everything is new. `--base-assembly <dir>`
- * compares with a cloud assembly recorded earlier (the cdk.out a deploy used) instead of a commit.
- * A base commit that cannot be built is a finding (`unbuildable-base`): acknowledged, the check
- * compares with nothing and says so in its summary line.
- *
- * Prints one summary line and one line per finding; appends a Markdown report with each stack's diff
- * to `--summary <file>`, or to $GITHUB_STEP_SUMMARY when set. Exit 0 passed, 1 failed, 2 on input it
- * cannot work with (one line, no stack trace). Offline; two syntheses, run side by side.
+ * `npm run release-check -- --base <git ref>` (docs/deploy.md, "Stateful resources"): synthesizes the base commit and
+ * the working tree side by side, compares each stack (./compare.ts) and fails on an unacknowledged finding
+ * (release-acknowledgements.json). `--first-release` compares with nothing; `--base-assembly <dir>` with a recorded
+ * cdk.out. An unbuildable base is a finding; acknowledged, nothing is compared and the summary says so. Prints a
+ * summary line and one per finding, a Markdown report to `--summary <file>` or $GITHUB_STEP_SUMMARY. Exit 0 passed, 1
+ * failed, 2 bad input (one line).
  */
 import { appendFileSync, existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -141,9 +133,8 @@ interface BaseSide {
 }
 
 /**
- * The base commit's stacks, built as it was released (./synthesize.ts); or, when it cannot be
- * built, no stacks and the finding that says so, which only an acknowledgement naming that commit
- * lets through: then the release is compared with nothing, like a first release.
+ * The base commit's stacks (./synthesize.ts); or, when it cannot be built, none and the `unbuildable-base` finding,
+ * which only an acknowledgement of that commit lets through, to compare with nothing.
  */
 async function buildBase(appRoot: string, base: BaseCommit): Promise<BaseSide> {
   try {

@@ -1,7 +1,6 @@
 /**
- * What the release check prints: one summary line, then one line per finding (and per stale
- * acknowledgement); and, for a run's summary, the same in Markdown with each changed stack's diff as
- * `cdk diff` formats it.
+ * What the release check prints: one summary line, then one line per finding (and per stale acknowledgement); and, for
+ * a run's summary, the same in Markdown with each changed stack's diff as `cdk diff` formats it.
  */
 import { Writable } from "node:stream";
 import { stripVTControlCharacters } from "node:util";
@@ -62,10 +61,8 @@ export function findingLines(verdict: Verdict): string[] {
 }
 
 /**
- * Past this, a stack's diff is cut short in the report: GitHub drops a step's summary whole when it
- * is over 1,024 KiB ("$GITHUB_STEP_SUMMARY upload aborted, supports content up to a size of 1024k";
- * https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions#adding-a-markdown-summary),
- * and a new stack's diff is its whole template.
+ * Past this a stack's diff is cut short: GitHub drops a step summary over 1,024 KiB
+ * (https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions#adding-a-markdown-summary).
  */
 const MAX_DIFF_CHARACTERS = 100_000;
 

@@ -1,9 +1,8 @@
 /**
- * Which resources of a CloudFormation template hold state that a replacement or a removal would lose:
- * the release check (./compare.ts) refuses to replace or remove them unless acknowledged, and
- * test/infra/statefulResources.test.ts pins their logical ids. Judged from the template alone, so that
- * a resource added later is covered without anyone listing it: its type holds data, or its template
- * says to keep it (DeletionPolicy) when the stack lets go of it.
+ * Which resources of a CloudFormation template hold state that a replacement or a removal would lose: the release check
+ * (./compare.ts) refuses to replace or remove them unless acknowledged, and test/infra/statefulResources.test.ts pins
+ * their logical ids. Judged from the template alone, so that a resource added later is covered without anyone listing
+ * it: its type holds data, or its template says to keep it (DeletionPolicy) when the stack lets go of it.
  */
 
 /** The parts of a CloudFormation template the release check reads. */
@@ -20,9 +19,8 @@ export interface CfnTemplate {
 }
 
 /**
- * Types whose resources hold data or identity that a new, empty resource cannot give back: items,
- * objects, messages, log events, key material (what it encrypted stays readable only with it),
- * secret values, user directories.
+ * Types whose resources hold data or identity that a new, empty resource cannot give back: items, objects, messages,
+ * log events, key material (what it encrypted stays readable only with it), secret values, user directories.
  */
 export const STATEFUL_TYPES: ReadonlySet<string> = new Set([
   "AWS::DynamoDB::Table",
@@ -41,15 +39,14 @@ export const STATEFUL_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Types that are replaced by design and keep what they held on their own, even when the CDK retains
- * them: a Lambda version is immutable (each code change makes a new one, the alias moves), an API
- * Gateway deployment is a snapshot of the API. Pinning their ids would fail every code change.
+ * Types replaced by design that keep nothing, even retained: a Lambda version (immutable, one per code change), an API
+ * Gateway deployment (a snapshot). Pinning their ids would fail every code change.
  */
 const REPLACED_BY_DESIGN: ReadonlySet<string> = new Set(["AWS::Lambda::Version", "AWS::ApiGateway::Deployment"]);
 
 /**
- * Policies under which CloudFormation leaves the resource, or a snapshot of it, behind when it deletes
- * it (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-attribute-deletionpolicy.html).
+ * Policies under which CloudFormation leaves the resource, or a snapshot of it, behind when it deletes it
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-attribute-deletionpolicy.html).
  * RetainExceptOnCreate deletes only what a failed first create made, which held nothing yet.
  */
 const KEEPING_POLICIES: ReadonlySet<string> = new Set(["Retain", "RetainExceptOnCreate", "Snapshot"]);

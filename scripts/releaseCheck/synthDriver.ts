@@ -1,10 +1,7 @@
 /**
- * Synthesizes one checkout of the app for the release check, in a process of its own so that the base
- * commit runs its own infra/ code: `node --import tsx synthDriver.ts <checkout> <outdir>`, started in
- * the checkout (./synthesize.ts). The synthesis is the one the tests use (test/infra/app.ts): the
- * checkout's committed cdk.json context (feature flags and deployment settings), no settings from
- * the environment, no comparison with another ref, and no cdk-nag or Control Tower checks, which
- * change no template and take most of a synthesis. Offline, no credentials.
+ * Synthesizes one checkout for the release check in a process of its own, so the base commit runs its own infra/:
+ * `node --import tsx synthDriver.ts <checkout> <outdir>`. As the tests synthesize (test/infra/app.ts): committed
+ * cdk.json context only, no cdk-nag or Control Tower checks (they change no template). Offline.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,11 +1,7 @@
 /**
- * The two cloud assemblies the release check compares: the base commit's, materialized from git into
- * a temporary directory (`git archive`, which changes nothing in the repository: no worktree, no
- * checkout), and the working tree's, both synthesized at once by ./synthDriver.ts in processes of
- * their own. The base is built as it was released, with its own locked dependencies: when its
- * package-lock.json is the working tree's, through a link to the working tree's node_modules (what
- * `npm ci` would install anyway); when it differs, `npm ci` installs the base's lock in its checkout
- * (from npm's cache where it can). No credentials.
+ * The two assemblies the release check compares, synthesized at once by ./synthDriver.ts: the base commit's, from
+ * `git archive` into a temporary directory (the repository is untouched), with its own locked dependencies (linked
+ * from the working tree when the lock is the same, else `npm ci`), and the working tree's. No credentials.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
@@ -21,16 +17,16 @@ import { SYNTHESIS_FAILURE } from "./synthDriver";
 export class ReleaseCheckInputError extends Error {}
 
 /**
- * A base commit of this app that cannot be built (its locked dependencies do not install, its app
- * does not synthesize): one line, which ./main.ts turns into an acknowledgeable finding.
+ * A base commit of this app that cannot be built (its locked dependencies do not install, its app does not synthesize):
+ * one line, which ./main.ts turns into an acknowledgeable finding.
  */
 export class UnbuildableBaseError extends Error {}
 
 const driver = fileURLToPath(new URL("./synthDriver.ts", import.meta.url));
 
 /**
- * Runs a command to its end: its exit code, and its stdout and stderr together (a command that
- * cannot start: no code, and one line saying why).
+ * Runs a command to its end: its exit code, and its stdout and stderr together (a command that cannot start: no code,
+ * and one line saying why).
  */
 function runToEnd(
   command: string,
@@ -110,8 +106,8 @@ function sameLock(appRoot: string, base: BaseCommit): boolean {
 export const INSTALL_COMMAND = ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"] as const;
 
 /**
- * `npm ci` in `directory`, from its own package-lock.json; npm's first error line when it fails.
- * The npm that runs this check's own `npm run` (npm_execpath) when there is one.
+ * `npm ci` in `directory`, from its own package-lock.json; npm's first error line when it fails. The npm that runs this
+ * check's own `npm run` (npm_execpath) when there is one.
  */
 export async function installLockedDependencies(directory: string): Promise<void> {
   const npmCli = process.env.npm_execpath;
@@ -136,11 +132,7 @@ export async function installLockedDependencies(directory: string): Promise<void
   }
 }
 
-/**
- * The base commit's files in a temporary directory, with its locked dependencies (linked from the
- * working tree when the lock is the same, installed otherwise); returns the app's directory there
- * and how its dependencies came. The caller removes `root` when done.
- */
+/** The base commit's files and locked dependencies in a temporary directory; the caller removes `root`. */
 export async function materialize(
   appRoot: string,
   base: BaseCommit,
@@ -174,8 +166,8 @@ export async function materialize(
       archive.once("close", exited);
       extract.once("close", exited);
     });
-    // A node_modules link committed by mistake (.gitignore's `node_modules/` matches directories
-    // only) would point anywhere: the base's own dependencies replace it.
+    // A node_modules link committed by mistake (.gitignore's `node_modules/` matches directories only) would point
+    // anywhere: the base's own dependencies replace it.
     rmSync(join(root, prefix, "node_modules"), { recursive: true, force: true });
     if (sameLock(appRoot, base)) {
       symlinkSync(join(appRoot, "node_modules"), join(root, prefix, "node_modules"), "dir");
@@ -216,8 +208,8 @@ export function readAssembly(outdir: string): StackTemplate[] {
 }
 
 /**
- * Synthesizes the app in `appDirectory` (./synthDriver.ts) and reads its stacks. A failure is one
- * line: a ReleaseCheckInputError, or `failure`'s class when given (the base's: UnbuildableBaseError).
+ * Synthesizes the app in `appDirectory` (./synthDriver.ts) and reads its stacks. A failure is one line: a
+ * ReleaseCheckInputError, or `failure`'s class when given (the base's: UnbuildableBaseError).
  */
 export async function synthesizeCheckout(
   appDirectory: string,
@@ -226,8 +218,7 @@ export async function synthesizeCheckout(
 ): Promise<StackTemplate[]> {
   const outdir = mkdtempSync(join(tmpdir(), "release-check-assembly-"));
   try {
-    // The app reads context and an output directory from these when the CDK CLI runs it; this run
-    // gives its own.
+    // The app reads context and an output directory from these when the CDK CLI runs it; this run gives its own.
     const { CDK_CONTEXT_JSON: _context, CDK_OUTDIR: _outdir, ...environment } = process.env;
     const { code, output } = await runToEnd(
       process.execPath,

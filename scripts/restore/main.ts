@@ -1,12 +1,8 @@
 /**
- * `npm run restore -- --stage <staging|prod> --to <ISO time> [--table-name <name>]`: restores the
- * table the stage uses to a point in time, into a new table with the stage's settings (./restore.ts),
- * and prints the one committed setting that switches the stage to it and what to do next
- * (docs/deploy.md, "Restoring the table to a point in time"). Lines start with `restore: `; progress
- * and failures go to stderr, the result to stdout. Exit 0 restored, 1 with one line when it could not
- * (no credentials, a time outside the recovery window, a table of that name already there), 2 with one
- * usage line on bad arguments. The stage's region and account come from the working tree's cdk.json
- * "context" and PETSTORE_* variables, as the CDK app reads them (infra/settings.ts).
+ * `npm run restore -- --stage <staging|prod> --to <ISO time> [--table-name <name>]` (docs/deploy.md, "Restoring the
+ * table to a point in time"): restores via ./restore.ts and prints the setting that switches the stage to it. Lines
+ * start with `restore: `; progress and failures on stderr, the result on stdout. Exit 0 restored, 1 with one line, 2
+ * with a usage line. Region and account come from cdk.json and PETSTORE_* as the app reads them (infra/settings.ts).
  */
 import { pathToFileURL } from "node:url";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";

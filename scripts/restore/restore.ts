@@ -1,16 +1,9 @@
 /**
- * Restores a stage's table to a point in time (`npm run restore`, ./main.ts): into a new table, since
- * DynamoDB restores only into a new one
- * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-pitr-recovery-table-restore.html),
- * then gives that table what a restore leaves out. RestoreTableToPointInTime brings back the items,
- * the indexes and the encryption settings, but "you must manually set up" tags, TTL and
- * point-in-time recovery on the restored table
- * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_RestoreTableToPointInTime.html);
- * deletion protection is set as the stage has it too, whatever the new table starts with.
- *
- * Running it again with the same time and name continues where it stopped: a table that DynamoDB
- * restored from this source at this time is waited for and brought to the stage's settings, and no
- * setting it has already is set again.
+ * Restores a stage's table to a point in time into a new table (DynamoDB restores only into a new one:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-pitr-recovery-table-restore.html), then sets what
+ * a restore leaves out, tags, TTL and PITR
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_RestoreTableToPointInTime.html), and deletion
+ * protection. Run again with the same time and name, it continues where it stopped.
  */
 import {
   DescribeContinuousBackupsCommand,
@@ -237,8 +230,8 @@ async function applyStageSettings(input: RestoreInput, table: TableDescription):
 }
 
 /**
- * Restores the source table at `restoreTo` into the target, waits until it is ACTIVE and gives it the
- * stage's settings. Throws a RestoreError, one line, for anything that stops it.
+ * Restores the source table at `restoreTo` into the target, waits until it is ACTIVE and gives it the stage's settings.
+ * Throws a RestoreError, one line, for anything that stops it.
  */
 export async function restoreTable(input: RestoreInput): Promise<RestoreResult> {
   const { clients, sourceTableName, targetTableName, restoreTo } = input;
@@ -277,8 +270,8 @@ export async function restoreTable(input: RestoreInput): Promise<RestoreResult> 
           // As lib/db/table.ts defines the table, rather than whatever the source has drifted to.
           BillingModeOverride: BillingMode,
           GlobalSecondaryIndexOverride: GlobalSecondaryIndexes,
-          // Encryption comes from the source anyway; named here so that a KMS-encrypted source can
-          // never come back under DynamoDB's own key.
+          // Encryption comes from the source anyway; named here so that a KMS-encrypted source can never come back
+          // under DynamoDB's own key.
           ...(kmsKeyArn === undefined
             ? {}
             : { SSESpecificationOverride: { Enabled: true, SSEType: "KMS" as const, KMSMasterKeyId: kmsKeyArn } }),

@@ -12,14 +12,13 @@ import { routes } from "../../lib/routes";
 import {
   CAPACITY_DOC,
   type CapacityInputs,
-  COSTED_KINDS,
-  coldCaseOf,
   documentedInputs,
   readColdStart,
   renderSections,
   replaceSections,
   stackFacts,
 } from "../../scripts/bench/capacity";
+import { COSTED_KINDS, coldCaseOf } from "../../scripts/bench/costed";
 import { PAGE } from "../../scripts/bench/report";
 import { measureRequestCost, type RequestCostResult } from "../../scripts/bench/requestCost";
 

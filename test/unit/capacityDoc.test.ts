@@ -10,9 +10,7 @@ import {
   BUSY_COLD_SHARE,
   CAPACITY_DOC,
   COLD_START_SHARES,
-  COSTED_KINDS,
   ceilings,
-  coldCaseOf,
   coldStartCost,
   coldStartFigureId,
   coldStartLines,
@@ -36,6 +34,7 @@ import {
   xrayLines,
   xrayTracedShare,
 } from "../../scripts/bench/capacity";
+import { COSTED_KINDS, coldCaseOf } from "../../scripts/bench/costed";
 import { figure, markdownTables, PAGE_MARKERS } from "../../scripts/bench/report";
 import { BENCH_RUNTIMES } from "../../scripts/bench/runtimes";
 import { MINIMUM_UNRESERVED_CONCURRENCY } from "../../scripts/preflight/checks";

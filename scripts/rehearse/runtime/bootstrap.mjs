@@ -1,11 +1,7 @@
-// The rehearsal's stand-in for the Lambda Node.js runtime: loads the function's handler from
-// LAMBDA_TASK_ROOT as the runtime interface client does (src/function/user-function-loader.ts in
-// https://github.com/aws/aws-lambda-nodejs-runtime-interface-client), refuses at init what that client
-// refuses, and invokes the handler with the events the parent sends over the IPC channel. The parent
-// (../lambdaRuntime.ts) enforces the function's timeout by killing this process, as Lambda does, and
-// starts it with the heap limit the runtime sets from the function's memory.
-// Plain JavaScript with no imports outside node:, so that nothing of the repository is reachable
-// from the function's process.
+// The rehearsal's stand-in for Lambda's Node.js runtime: loads the handler from LAMBDA_TASK_ROOT as the runtime
+// interface client does (https://github.com/aws/aws-lambda-nodejs-runtime-interface-client), refuses at init what it
+// refuses, and invokes it with the events the parent (../lambdaRuntime.ts) sends over IPC. Plain JavaScript importing
+// only node:, so nothing of the repository is reachable from the function's process.
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
@@ -35,8 +31,8 @@ function packageTypeIsModule(file) {
   }
 }
 
-// The runtime's order: an extensionless file is required; `.js` is required unless the nearest
-// package.json says "type": "module"; then `.js`, `.mjs` are imported and `.cjs` required.
+// The runtime's order: an extensionless file is required; `.js` is required unless the nearest package.json says
+// "type": "module"; then `.js`, `.mjs` are imported and `.cjs` required.
 async function loadModule(taskRoot, moduleRoot, moduleName) {
   const base = resolve(taskRoot, moduleRoot, moduleName);
   const require = createRequire(resolve(taskRoot, "index.js"));
@@ -77,22 +73,19 @@ const describe = (error) => ({
   errorMessage: error?.message ?? String(error),
 });
 
-// The runtime interface client marks a response-streaming handler with this symbol
-// (awslambda.streamifyResponse); src/function/user-function-loader.ts, isHandlerStreaming.
+// The runtime interface client marks a response-streaming handler with this symbol (awslambda.streamifyResponse);
+// src/function/user-function-loader.ts, isHandlerStreaming.
 const HANDLER_STREAMING = Symbol.for("aws.lambda.runtime.handler.streaming");
 
-// Word for word the runtime interface client's CALLBACK_ERROR_NODEJS24_ABOVE
-// (src/context/constants.ts in https://github.com/aws/aws-lambda-nodejs-runtime-interface-client).
+// Word for word the runtime interface client's CALLBACK_ERROR_NODEJS24_ABOVE (src/context/constants.ts in
+// https://github.com/aws/aws-lambda-nodejs-runtime-interface-client).
 const CALLBACK_HANDLER_DEPRECATED =
   "ERROR: AWS Lambda has removed support for callback-based function handlers starting with Node.js 24. You need to modify this function to use a supported handler signature to use Node.js 24 or later. For more information see https://docs.aws.amazon.com/lambda/latest/dg/nodejs-handler.html.";
 
 const nodeMajorOfRuntime = () => Number(/^AWS_Lambda_nodejs(\d+)\.x$/.exec(process.env.AWS_EXECUTION_ENV ?? "")?.[1]);
 
-// What the Node 24 runtime interface client checks once the handler is loaded
-// (src/function/callback-deprecation.ts, errorOnDeprecatedCallback, called from
-// src/utils/runtime-setup.ts): a handler that declares three or more parameters and is not a
-// streaming handler is a callback handler, refused at init with Runtime.CallbackHandlerDeprecated.
-// Node 24 no longer passes a callback at all, so such a handler would otherwise never answer.
+// As the Node 24 runtime interface client (src/function/callback-deprecation.ts): a non-streaming handler declaring
+// three or more parameters is a callback handler, refused at init with Runtime.CallbackHandlerDeprecated.
 function refuseUnsupportedHandler(handler) {
   const streamingValue = handler[HANDLER_STREAMING];
   if (streamingValue && streamingValue !== "response") {
@@ -108,8 +101,8 @@ function refuseUnsupportedHandler(handler) {
   }
 }
 
-// The function's architecture, from the template's Architectures (the parent passes it: Lambda tells
-// a function nothing of the kind, its processors are simply of that architecture), and this machine's.
+// The function's architecture, from the template's Architectures (the parent passes it: Lambda tells a function nothing
+// of the kind, its processors are simply of that architecture), and this machine's.
 const functionArchitecture = process.argv[2] ?? "x86_64";
 const machineArchitecture = { x64: "x86_64", arm64: "arm64" }[process.arch] ?? process.arch;
 
@@ -135,11 +128,8 @@ function elfArchitecture(file) {
   return ELF_MACHINES.get(machine) ?? `e_machine 0x${machine.toString(16)}`;
 }
 
-// JavaScript runs on either architecture, native code only on the one it was built for. On Lambda a
-// native addon or binary for another architecture fails only when something loads it, perhaps on the
-// first request that needs it; the rehearsal refuses it at init, naming the file (the error type is
-// the rehearsal's). Code built for the function's architecture that this machine cannot run is not
-// rehearsed either, as a streaming handler is not.
+// Native code runs only on the architecture it was built for; Lambda fails on it only when loaded, the rehearsal at
+// init, naming the file. Code for the function's architecture this machine cannot run is not rehearsed.
 function refuseForeignNativeCode(taskRoot) {
   for (const entry of readdirSync(taskRoot, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
@@ -180,9 +170,9 @@ handlerPromise.then(
   (error) => process.send({ type: "initError", error: describe(error) }),
 );
 
-// The context the Node 24 runtime interface client builds (src/context/context-builder.ts): the
-// request id, ARN and deadline come with each invoke (Lambda's lambda-runtime-* headers), the rest
-// from the environment. No callbackWaitsForEmptyEventLoop: there is no callback any more.
+// The context the Node 24 runtime interface client builds (src/context/context-builder.ts): the request id, ARN and
+// deadline come with each invoke (Lambda's lambda-runtime-* headers), the rest from the environment. No
+// callbackWaitsForEmptyEventLoop: there is no callback any more.
 const contextOf = (message) => ({
   awsRequestId: message.requestId,
   invokedFunctionArn: message.invokedFunctionArn,
