@@ -100,17 +100,24 @@ declare function queueForLater(job: { newPet: import("@petstore/client").NewPet;
 const guide = readFileSync(`${projectRoot}docs/client.md`, "utf8");
 const docExamples = [...guide.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1] as string);
 
-/** The commands of the guide's TypeScript project setup (the shell block that runs `tsc --init`), comments removed. */
+/**
+ * The commands of the guide's TypeScript project setup (the shell block that runs `tsc --init`, which
+ * the generated-types recipe shares), comments removed, then its Install section's `npm install`.
+ */
 function setupCommands(): string[][] {
-  const block = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)]
-    .map((match) => match[1] as string)
-    .find((text) => /\btsc --init\b/.test(text));
+  const blocks = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+  const block = blocks.find((text) => /\btsc --init\b/.test(text));
   if (!block) throw new Error("docs/client.md has no shell block with `tsc --init`");
-  return block
-    .split("\n")
-    .map((line) => line.replace(/#.*$/, "").trim())
-    .filter((line) => line !== "")
-    .map((line) => line.split(/\s+/));
+  if (!blocks.some((text) => /^npm install @petstore\/client\b/m.test(text)))
+    throw new Error("docs/client.md has no shell block with `npm install @petstore/client`");
+  return [
+    ...block
+      .split("\n")
+      .map((line) => line.replace(/#.*$/, "").trim())
+      .filter((line) => line !== "")
+      .map((line) => line.split(/\s+/)),
+    ["npm", "install", "@petstore/client"],
+  ];
 }
 
 /**

@@ -1,9 +1,11 @@
 /**
  * The typed-client recipe of docs/api.md ("Generating a client"), done as a reader does it: in a
- * new npm project outside this repository, the page's commands run as written (only the document's
- * URL is this test's local server), with exactly the package versions the page pins installed from
- * the npm registry; then the page's client, as `src/client.ts`, type-checked by that project's own
- * `tsc` and run against the local server. If this test fails, the recipe no longer works as written.
+ * new npm project outside this repository, set up by the one shell block of docs/client.md ("A
+ * TypeScript project") that the official client's install starts from too, then the recipe's own
+ * commands, all run as written (only the document's URL is this test's local server), with exactly
+ * the pinned package versions installed from the npm registry; then the page's client, as
+ * `src/client.ts`, type-checked by that project's own `tsc` and run against the local server. If
+ * this test fails, the recipe no longer works as written.
  */
 import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +18,15 @@ import type { LocalApi } from "../../local/server";
 import { fetchJson, issueTestKey, startTestApi } from "../support/api";
 import { newRegistryProject, type RegistryProject } from "../support/registryProject";
 
+/** The project setup as docs/client.md gives it: its shell block under "A TypeScript project". */
+const clientGuide = readFileSync(new URL("../../docs/client.md", import.meta.url), "utf8");
+const setupSection = clientGuide.slice(
+  clientGuide.indexOf("## A TypeScript project"),
+  clientGuide.indexOf("\n## ", clientGuide.indexOf("## A TypeScript project") + 1),
+);
+const setupBlock = /```sh\n([\s\S]*?)```/.exec(setupSection)?.[1];
+if (!setupBlock) throw new Error('docs/client.md has no shell block in "A TypeScript project"');
+
 /** The recipe as docs/api.md gives it: its shell commands and its client. */
 const guide = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8");
 const recipe = guide.slice(guide.indexOf("## Generating a client"));
@@ -24,16 +35,22 @@ const clientBlock = /```ts\n([\s\S]*?)```/.exec(recipe)?.[1];
 if (!shellBlock || !clientBlock) throw new Error("docs/api.md has no shell or client block in Generating a client");
 const client = clientBlock;
 
-/** Each command of the shell block (lines, and the parts of a line joined by `&&`), as words. */
-const commands = shellBlock
-  .trim()
-  .split("\n")
-  .flatMap((line) => line.split(" && "))
-  .map((command) => command.trim().split(/\s+/));
+/** Each command of a shell block (lines, and the parts of a line joined by `&&`), comments removed, as words. */
+const commandsOf = (block: string) =>
+  block
+    .split("\n")
+    .flatMap((line) => line.replace(/#.*$/, "").split(" && "))
+    .map((command) => command.trim())
+    .filter((command) => command !== "")
+    .map((command) => command.split(/\s+/));
+const setupCommands = commandsOf(setupBlock);
+const recipeCommands = commandsOf(shellBlock);
+const commands = [...setupCommands, ...recipeCommands];
 
-/** The packages the recipe installs, as it names them (`name@version`). */
-const installCommand = commands.find((words) => words[0] === "npm" && words[1] === "install");
-const installed = installCommand?.slice(2).filter((word) => !word.startsWith("-")) ?? [];
+/** The packages the setup and the recipe install, as they name them (`name@version`), in order. */
+const installed = commands
+  .filter((words) => words[0] === "npm" && words[1] === "install")
+  .flatMap((words) => words.slice(2).filter((word) => !word.startsWith("-")));
 
 /** `npx openapi-typescript <document URL> <flags> -o <file>`, as the page writes it. */
 const generateCommand = commands.find((words) => words[0] === "npx" && words[1] === "openapi-typescript");
@@ -69,7 +86,7 @@ let api: LocalApi;
 let key: string;
 let project: RegistryProject;
 let documentUrl: string;
-/** `tsc`'s errors in the project set up as the page says, and with the types generated without its flags. */
+/** `tsc`'s errors in the project set up as the pages say, and with the types generated without its flags. */
 let recipeErrors: string[];
 let withoutFlagsErrors: string[];
 let folder: string;
@@ -80,7 +97,10 @@ async function runRecipeCommand([command, ...args]: readonly string[]): Promise<
   // newRegistryProject has run it.
   if (command === "npm" && args.join(" ") === "init -y") return;
   if (command === "npm" && args[0] === "install") {
-    await project.install(installed, { dev: args.includes("--save-dev") });
+    await project.install(
+      args.slice(1).filter((arg) => !arg.startsWith("-")),
+      { dev: args.includes("--save-dev") },
+    );
     return;
   }
   // The document's URL is this test's server (the page's is npm start's default address).
@@ -136,21 +156,30 @@ describe("the typed-client recipe, in a new project outside the repository", () 
   it("pins an exact version of every package it installs, TypeScript 5 among them", () => {
     expect(installed.map((spec) => spec.replace(/@\d+\.\d+\.\d+$/, "@<exact>"))).toEqual([
       "typescript@<exact>",
+      "@types/node@<exact>",
       "openapi-typescript@<exact>",
     ]);
     expect(installed[0]).toMatch(/^typescript@5\./);
   });
 
-  it("sets up an ES module package with the tsconfig.json of tsc --init, and generates the types with its flag", () => {
-    expect(commands.map((words) => words.slice(0, 2).join(" "))).toEqual([
+  it("starts from client.md's project setup, an ES module package with tsc --init's tsconfig.json, and sets up no other", () => {
+    expect(setupCommands.map((words) => words.slice(0, 2).join(" "))).toEqual([
       "npm init",
       "npm pkg",
       "npm install",
       "npx tsc",
+    ]);
+    expect(setupCommands[1]).toEqual(["npm", "pkg", "set", "type=module"]);
+    expect(setupCommands[3]?.slice(0, 3)).toEqual(["npx", "tsc", "--init"]);
+    // The recipe adds its generator and generates; the project is the one client.md sets up.
+    expect(recipeCommands.map((words) => words.slice(0, 2).join(" "))).toEqual([
+      "npm install",
       "npx openapi-typescript",
     ]);
-    expect(commands[1]).toEqual(["npm", "pkg", "set", "type=module"]);
-    expect(commands[3]).toEqual(["npx", "tsc", "--init"]);
+    expect(recipe).toContain("](client.md#a-typescript-project)");
+  });
+
+  it("generates the types with its flag", () => {
     expect(generateCommand?.slice(3)).toEqual(["--default-non-nullable=false", "-o", "src/petstore.d.ts"]);
   });
 
