@@ -1,4 +1,5 @@
-import { defineConfig } from "vitest/config";
+import { availableParallelism } from "node:os";
+import { configDefaults, defineConfig } from "vitest/config";
 
 /**
  * By default a test's output (the handlers' request logs and metrics, CDK's bundling lines, console
@@ -10,9 +11,30 @@ const quietOutput = showTestLogs ? [] : ["test/support/quietOutput.ts"];
 /** Also what test/unit/testOutput.test.ts runs its fixture with. */
 export const testOutput = { silent: showTestLogs ? false : ("passed-only" as const), setupFiles: quietOutput };
 
+/**
+ * The slowest infrastructure files, which change rarely: each copies the project or synthesizes
+ * every deployment shape and runs commands on it. `npm run test:slow` runs them; CI runs it too.
+ */
+const slowInfra = [
+  "test/infra/accessMatrix.test.ts",
+  "test/infra/committedSettings.test.ts",
+  "test/infra/rehearsal.test.ts",
+  "test/infra/releaseCheckCli.test.ts",
+];
+const infraOptions = {
+  setupFiles: [...quietOutput, "test/support/unitEnv.ts"],
+  testTimeout: 300_000,
+  hookTimeout: 300_000,
+};
+
 export default defineConfig({
   test: {
     silent: testOutput.silent,
+    // Every core, and at least two: Vitest's default (cores - 1) ran the files one at a time on the
+    // project's 2-core machine, where many of them mostly wait for the processes they start.
+    maxWorkers: Math.max(2, availableParallelism()),
+    // Runs once per run, whichever projects are selected: see test/support/tempDirectory.ts.
+    globalSetup: ["test/support/tempDirectory.ts"],
     // Tests are listed one by one only when they fail or take longer than this: integration tests
     // that start processes routinely take seconds, and listing them all buried the summary.
     slowTestThreshold: 10_000,
@@ -38,11 +60,11 @@ export default defineConfig({
         test: {
           name: "infra",
           include: ["test/infra/**/*.test.ts"],
-          setupFiles: [...quietOutput, "test/support/unitEnv.ts"],
-          testTimeout: 300_000,
-          hookTimeout: 300_000,
+          exclude: [...configDefaults.exclude, ...slowInfra],
+          ...infraOptions,
         },
       },
+      { test: { name: "slow", include: slowInfra, ...infraOptions } },
     ],
   },
 });

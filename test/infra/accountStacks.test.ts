@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
 import { ACCOUNT_STACK_NAME, accountStackSelector, deployedStages } from "../../infra/deployment";
 import { AccountStack } from "../../infra/stacks/accountStack";
+import { scratchDirectory } from "../support/scratch";
 import { featureFlags } from "./app";
 
 const noBundling = { "aws:cdk:bundling-stacks": [] };
@@ -49,7 +50,10 @@ const combinations: [string, Record<string, string>][] = [
 ];
 
 describe.each(combinations)("account stacks with %s", (_, settings) => {
-  const { app, stages } = buildApp({ context: { ...featureFlags, ...noBundling, ...settings } });
+  const { app, stages } = buildApp({
+    context: { ...featureFlags, ...noBundling, ...settings },
+    outdir: scratchDirectory(),
+  });
   const accountStacks = app.node.children.filter((child): child is AccountStack => child instanceof AccountStack);
   const environmentOf = (stack: { account: string; region: string }) => `${stack.account}/${stack.region}`;
 

@@ -2,15 +2,13 @@
  * Alarm destinations come from deployment settings (CDK context or the environment), and a
  * production stage without any is impossible to miss: the app is synthesised as `cdk synth` builds it.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { type BuildAppOptions, buildApp } from "../../infra/app";
 import { stageConfigs } from "../../infra/config";
 import { alarmDeliveryTestAlarmName, NO_ALARM_DESTINATION_WARNING } from "../../infra/stacks/monitoring";
 import { routeList } from "../../lib/routes";
+import { scratchDirectory } from "../support/scratch";
 
 const PAGER = "arn:aws:sns:eu-west-1:123456789012:pager";
 
@@ -19,7 +17,7 @@ function synthesise(options: BuildAppOptions) {
   // code, and test/infra/nag.test.ts runs the checks.
   const { app, stages } = buildApp({
     policyValidation: false,
-    outdir: mkdtempSync(join(tmpdir(), "cdk-test-")),
+    outdir: scratchDirectory(),
     ...options,
     context: { "aws:cdk:bundling-stacks": [], ...options.context },
   });

@@ -1,9 +1,9 @@
 /** Synthesises the real app; call it once per file and variant (each synthesis bundles the functions). */
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Template } from "aws-cdk-lib/assertions";
 import { type BuildAppOptions, buildApp, committedFeatureFlags } from "../../infra/app";
+import { scratchDirectory } from "../support/scratch";
 
 /**
  * cdk.json's feature flags, so tests see the templates `npx cdk synth` makes; never the deployment
@@ -19,7 +19,7 @@ export function synthesizedStages(
     "acknowledgeNagFindings" | "context" | "environment" | "policyValidation" | "stages"
   > = {},
 ) {
-  const outdir = mkdtempSync(join(tmpdir(), "cdk-test-"));
+  const outdir = scratchDirectory();
   const { app, stages } = buildApp({ ...options, context: { ...featureFlags, ...options.context }, outdir });
   let failure: unknown;
   try {

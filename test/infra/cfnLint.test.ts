@@ -224,15 +224,33 @@ describe("an allowance", () => {
 });
 
 describe("the command", () => {
-  it("names how to install cfn-lint, in one line and exit 2, on a machine without it", () => {
+  /** The command on a machine whose PATH has Node and no cfn-lint, CI set to `ci` (unset if undefined). */
+  function withoutCfnLint(ci: string | undefined) {
     const nodeOnly = dirname(process.execPath);
     expect(existsSync(join(nodeOnly, "cfn-lint"))).toBe(false);
-
-    const result = spawnSync(join(projectRoot, "node_modules", ".bin", "tsx"), [SCRIPT], {
+    const { CI: _, ...env } = process.env;
+    return spawnSync(join(projectRoot, "node_modules", ".bin", "tsx"), [SCRIPT], {
       cwd: projectRoot,
       encoding: "utf8",
-      env: { ...process.env, PATH: nodeOnly },
+      env: { ...env, PATH: nodeOnly, ...(ci === undefined ? {} : { CI: ci }) },
     });
+  }
+
+  it.each([undefined, "false", ""])(
+    "outside CI (CI=%s), without cfn-lint: one line saying what was not linted and how to add it, exit 0",
+    (ci) => {
+      const result = withoutCfnLint(ci);
+
+      expect(result.status).toBe(0);
+      expect(result.stderr).toBe("");
+      expect(result.stdout).toBe(
+        `cfn-lint: not installed, so the CloudFormation templates were not linted (CI lints them); to lint them here: pip install cfn-lint==${CFN_LINT_VERSION}\n`,
+      );
+    },
+  );
+
+  it("in CI, names how to install cfn-lint, in one line and exit 2, on a machine without it", () => {
+    const result = withoutCfnLint("true");
 
     expect(result.status).toBe(2);
     expect(result.stdout).toBe("");

@@ -5,8 +5,7 @@
  * CDK bootstrap's documented formats, not taken from the code under test.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as iam from "aws-cdk-lib/aws-iam";
 import { describe, expect, it } from "vitest";
@@ -18,6 +17,7 @@ import {
   DeliveryConfigError,
   deliveryAccessConfigFromContext,
 } from "../../infra/stacks/deliveryAccessStack";
+import { scratchDirectory } from "../support/scratch";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Template = { Resources: Record<string, Resource>; Outputs: Record<string, { Value: unknown }> };
@@ -26,7 +26,7 @@ const repository = "octo-org/pets";
 const existingProviderArn = "arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com";
 
 function synthesizeDeliveryAccess(context: Record<string, unknown>, change?: (stack: DeliveryAccessStack) => void) {
-  const outdir = mkdtempSync(join(tmpdir(), "cdk-delivery-"));
+  const outdir = scratchDirectory("cdk-delivery-");
   const { app } = buildApp({ stages: [], outdir, context });
   const stack = app.node.tryFindChild(DELIVERY_ACCESS_STACK_NAME);
   if (!(stack instanceof DeliveryAccessStack)) throw new Error("no delivery access stack");
@@ -71,7 +71,7 @@ const bootstrapRole = (qualifier: string, kind: string) => ({
 
 describe("delivery access stack: only with configuration", () => {
   it("is not part of the app when the context names no repository, so a plain synth is unchanged", () => {
-    const { app, stages } = buildApp({ stages: [] });
+    const { app, stages } = buildApp({ stages: [], outdir: scratchDirectory() });
 
     expect(stages).toEqual([]);
     expect(app.node.tryFindChild(DELIVERY_ACCESS_STACK_NAME)).toBeUndefined();
@@ -420,7 +420,7 @@ describe("delivery access configuration from cdk context", () => {
 
   it("refuses a provider ARN that is not GitHub's issuer, and one of another account than the stage's", () => {
     const settings = (context: Record<string, string>) => () =>
-      buildApp({ stages: [], context: { githubRepository: repository, ...context } });
+      buildApp({ stages: [], outdir: scratchDirectory(), context: { githubRepository: repository, ...context } });
     expect(
       settings({ "prod:githubOidcProviderArn": "arn:aws:iam::123456789012:oidc-provider/accounts.google.com" }),
     ).toThrow(
@@ -455,7 +455,11 @@ describe("delivery access configuration from cdk context", () => {
   it("cdk synth with a bad repository prints one readable line and fails", () => {
     const result = spawnSync(process.execPath, ["--import", "tsx", "infra/app.ts"], {
       encoding: "utf8",
-      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ githubRepository: "octo-org/*" }) },
+      env: {
+        ...process.env,
+        CDK_OUTDIR: scratchDirectory(),
+        CDK_CONTEXT_JSON: JSON.stringify({ githubRepository: "octo-org/*" }),
+      },
     });
 
     expect(result.status).toBe(1);
@@ -467,7 +471,7 @@ describe("delivery access configuration from cdk context", () => {
 
 describe("delivery access stacks: one per account, with only that account's stages", () => {
   const build = (context: Record<string, unknown>) => {
-    const outdir = mkdtempSync(join(tmpdir(), "cdk-delivery-"));
+    const outdir = scratchDirectory("cdk-delivery-");
     const { app } = buildApp({ stages: [], outdir, context: { githubRepository: repository, ...context } });
     const stacks = app.node.children.filter(
       (child): child is DeliveryAccessStack => child instanceof DeliveryAccessStack,

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
 import { ACCOUNT_STACK_NAME, AccountStack } from "../../infra/stacks/accountStack";
 import { CONTROL_TOWER_PLUGIN } from "../../infra/stacks/controlTower";
+import { scratchDirectory } from "../support/scratch";
 import { featureFlags, synthesizedStages } from "./app";
 
 const noBundling = { "aws:cdk:bundling-stacks": [] };
@@ -24,7 +25,8 @@ let shared: ReturnType<typeof synthesizedStages>;
 let separate: ReturnType<typeof synthesizedStages>;
 
 beforeAll(() => {
-  shared = synthesizedStages({ context: sharedAccount });
+  // No bundling: these assertions read templates and construct metadata, never the functions' code.
+  shared = synthesizedStages({ context: { ...noBundling, ...sharedAccount } });
   // Production's account from the environment, as a CI job would set it.
   separate = synthesizedStages({
     context: { ...noBundling, "staging:account": "111111111111", "staging:region": "eu-west-1" },
@@ -148,8 +150,11 @@ describe("deploy safety", () => {
 
   it("adopts the account's existing API Gateway CloudWatch role by a setting, creating no role of its own", () => {
     const existing = "arn:aws:iam::111111111111:role/team-apigateway-logs";
+    // The account stack's template only: no bundling, and the policy checks are the test above's.
     const { app } = buildApp({
-      context: { ...featureFlags, ...sharedAccount, "prod:apiGatewayCloudWatchRoleArn": existing },
+      context: { ...featureFlags, ...noBundling, ...sharedAccount, "prod:apiGatewayCloudWatchRoleArn": existing },
+      policyValidation: false,
+      outdir: scratchDirectory(),
     });
     const [accountStack] = app.node.children.filter((child): child is AccountStack => child instanceof AccountStack);
     if (!accountStack) throw new Error("no account stack");
@@ -162,6 +167,7 @@ describe("deploy safety", () => {
     });
     expect(() =>
       buildApp({
+        outdir: scratchDirectory(),
         context: {
           ...sharedAccount,
           "prod:apiGatewayCloudWatchRoleArn": existing,
@@ -172,6 +178,7 @@ describe("deploy safety", () => {
     expect(() =>
       buildApp({
         stages: [],
+        outdir: scratchDirectory(),
         context: { ...sharedAccount, "prod:apiGatewayCloudWatchRoleArn": "arn:aws:iam::999999999999:role/x" },
       }),
     ).toThrow(

@@ -22,6 +22,7 @@ import { edgeErrors, errorTemplate } from "../../infra/stacks/gatewayErrors";
 import { Monitoring } from "../../infra/stacks/monitoring";
 import { MAX_BODY_BYTES } from "../../lib/contract/schemas";
 import { COMMON_HEADERS } from "../../lib/http/middleware/responseEnvelope";
+import { scratchDirectory } from "../support/scratch";
 
 const config = stageConfigs.Production.edgeProtection;
 if (!config) throw new Error("production has an edge firewall");
@@ -54,7 +55,7 @@ const rule = (name: string): Rule => {
 };
 
 beforeAll(() => {
-  const stack = new Stack(new App(), "EdgeUnderTest");
+  const stack = new Stack(new App({ outdir: scratchDirectory() }), "EdgeUnderTest");
   const api = new apigateway.RestApi(stack, "Api", { cloudWatchRole: false });
   api.root.addMethod("GET", new apigateway.MockIntegration());
   const table = new dynamodb.TableV2(stack, "Table", {

@@ -13,6 +13,7 @@ import {
   type MonitoringProps,
 } from "../../infra/stacks/monitoring";
 import { METRICS_NAMESPACE, metricNames } from "../../lib/observability/metrics";
+import { scratchDirectory } from "../support/scratch";
 
 const config: MonitoringConfig = {
   minimumRequests: 40,
@@ -39,7 +40,9 @@ type AlarmProperties = Record<string, unknown> & {
 
 /** A stack with two functions and the monitoring of them, synthesised. */
 function monitoredStack(destinations: MonitoringProps["destinations"], requireAlarmDestination = true) {
-  const stack = new Stack(new App(), "MonitoringUnderTest", { env: { account: "123456789012", region: "eu-west-1" } });
+  const stack = new Stack(new App({ outdir: scratchDirectory() }), "MonitoringUnderTest", {
+    env: { account: "123456789012", region: "eu-west-1" },
+  });
   const api = new apigateway.RestApi(stack, "Api");
   api.root.addMethod("GET", new apigateway.MockIntegration());
   const functions = Object.fromEntries(

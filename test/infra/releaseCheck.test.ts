@@ -20,6 +20,7 @@ import { type Acknowledgement, judge } from "../../scripts/releaseCheck/acknowle
 import { compareAssemblies, compareStack, type Finding, type StackTemplate } from "../../scripts/releaseCheck/compare";
 import { markdownReport } from "../../scripts/releaseCheck/report";
 import { type CfnTemplate, statefulResources } from "../../scripts/releaseCheck/stateful";
+import { scratchDirectory } from "../support/scratch";
 import { featureFlags, synthesizedStages } from "./app";
 
 const UNPINNED = "aws://unknown-account/unknown-region";
@@ -35,7 +36,9 @@ const stackTemplate = (stackName: string, template: unknown): StackTemplate => (
 
 /** Production's data stack with the table defined by `define` instead (same props unless it changes them). */
 function dataStackWith(define: (stack: Stack) => void): StackTemplate {
-  const stack = new Stack(new App({ context: featureFlags }), "PetStoreData", { stackName: dataStackName });
+  const stack = new Stack(new App({ context: featureFlags, outdir: scratchDirectory() }), "PetStoreData", {
+    stackName: dataStackName,
+  });
   define(stack);
   return stackTemplate(dataStackName, Template.fromStack(stack).toJSON());
 }
@@ -325,7 +328,9 @@ describe("what the release check lets through", () => {
 describe("access a release widens", () => {
   /** A deployed stack with one role reading the production table; `widen` changes what it may do. */
   function roleStack(widen: (table: dynamodb.ITableV2, role: iam.Role) => void): StackTemplate {
-    const stack = new Stack(new App({ context: featureFlags }), "Service", { stackName: serviceStackName });
+    const stack = new Stack(new App({ context: featureFlags, outdir: scratchDirectory() }), "Service", {
+      stackName: serviceStackName,
+    });
     const table = dynamodb.TableV2.fromTableName(stack, "Table", production.tableName);
     const role = new iam.Role(stack, "Reader", { assumedBy: new iam.ServicePrincipal("lambda.amazonaws.com") });
     widen(table, role);
@@ -359,7 +364,9 @@ describe("access a release widens", () => {
 
   it("fails on a security group rule opened to the internet", () => {
     const groupStack = (open: boolean) => {
-      const stack = new Stack(new App({ context: featureFlags }), "Service", { stackName: serviceStackName });
+      const stack = new Stack(new App({ context: featureFlags, outdir: scratchDirectory() }), "Service", {
+        stackName: serviceStackName,
+      });
       new ec2.CfnSecurityGroup(stack, "Group", {
         groupDescription: "functions",
         securityGroupIngress: open ? [{ ipProtocol: "tcp", fromPort: 22, toPort: 22, cidrIp: "0.0.0.0/0" }] : [],

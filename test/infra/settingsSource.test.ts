@@ -20,6 +20,7 @@ import { readiness } from "../../scripts/readiness";
 import { documentedSettings } from "../support/documentedSettings";
 import { gitIn } from "../support/git";
 import { projectRoot } from "../support/processes";
+import { scratchDirectory } from "../support/scratch";
 import { featureFlags } from "./app";
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
@@ -63,7 +64,12 @@ function productionOf(
   environment: Record<string, string> = {},
   baseline: BuildAppOptions["settingsBaseline"] = onMain,
 ) {
-  const { stages } = buildApp({ context: { ...noBundling, ...context }, settingsBaseline: baseline, environment });
+  const { stages } = buildApp({
+    context: { ...noBundling, ...context },
+    settingsBaseline: baseline,
+    environment,
+    outdir: scratchDirectory(),
+  });
   const production = stages.find((stage) => stage.node.id === "Production");
   if (!production) throw new Error("no production stage");
   return production;
@@ -201,7 +207,11 @@ describe("whatever cdk.json holds", () => {
     for (const stage of stageNames) expect(() => readStageSettings(stage, (key) => context[key], {})).not.toThrow();
     expect(() => deliveryAccessConfigFromContext((key) => context[key])).not.toThrow();
     expect(() =>
-      buildApp({ context: { ...noBundling, ...context }, settingsBaseline: { label: "cdk.json", context } }),
+      buildApp({
+        context: { ...noBundling, ...context },
+        settingsBaseline: { label: "cdk.json", context },
+        outdir: scratchDirectory(),
+      }),
     ).not.toThrow();
   });
 });
@@ -218,7 +228,11 @@ describe("committed means committed on the branch the pipeline deploys (a git ch
   /** The refusal for this checkout, or undefined when it may deploy. */
   const refusal = (context: Record<string, unknown> = checkoutContext(repository)) => {
     try {
-      buildApp({ context: { ...noBundling, ...context }, settingsBaseline: gitBaseline("origin/main", repository) });
+      buildApp({
+        context: { ...noBundling, ...context },
+        settingsBaseline: gitBaseline("origin/main", repository),
+        outdir: scratchDirectory(),
+      });
       return undefined;
     } catch (error) {
       if (error instanceof SettingsError) return error.message;

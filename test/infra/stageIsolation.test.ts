@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
 import { BACKGROUND_RESERVED_CONCURRENCY, stageConfigs, stageReservedConcurrency } from "../../infra/config";
 import { routeList } from "../../lib/routes";
+import { scratchDirectory } from "../support/scratch";
 import { featureFlags } from "./app";
 
 const noBundling = { "aws:cdk:bundling-stacks": [] };
@@ -56,6 +57,7 @@ describe.each(configurations)("stages in %s", (_, settings) => {
   const { app, stages } = buildApp({
     context: { ...featureFlags, ...noBundling, ...settings, githubRepository: "octo-org/pets" },
     policyValidation: false,
+    outdir: scratchDirectory(),
   });
   const stacks = app.node.findAll().filter((node) => node instanceof CfnResource);
   const reserved = (stage: (typeof stages)[number]) =>
