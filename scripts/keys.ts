@@ -522,8 +522,7 @@ export async function runKeys(
         // Read keys are the exception: say so, for whoever hands the key over.
         const kind = `${record.synthetic ? "synthetic " : ""}${scopeOf(record) === "read" ? "read-only " : ""}`;
         if (parsed.quiet) {
-          const notice = npmBannerWarning(process.env, Boolean(process.stdout.isTTY));
-          if (notice) warn(notice);
+          warnNpmBanner(warn);
           // Standard error: standard output is the key alone, for a pipe.
           if (expiry) warn(`keys: ${kind}key ${record.keyId} created. ${expiry}`);
           print(key);
@@ -548,8 +547,7 @@ export async function runKeys(
         const stops = `${replaced.keyId} keeps working until ${replaced.expiresAt} (${fromNow(new Date(replaced.expiresAt), now)}), then expires.`;
         const ownExpiry = record.expiresAt === undefined ? "" : ` The new key expires at ${record.expiresAt}.`;
         if (parsed.quiet) {
-          const notice = npmBannerWarning(process.env, Boolean(process.stdout.isTTY));
-          if (notice) warn(notice);
+          warnNpmBanner(warn);
           warn(`keys: ${record.keyId} replaces ${replaced.keyId} (${record.name}). ${stops}${ownExpiry}`);
           print(key);
         } else {
@@ -563,20 +561,11 @@ export async function runKeys(
         // Two Queries, one per partition (keys, uses), whatever the number of keys.
         const [records, uses] = await Promise.all([store.list(), opened.usage.list()]);
         const byKey = usesByKey(uses);
-        if (parsed.unusedForSeconds !== undefined) {
-          const unused = unusedKeys(records, byKey, clock(), parsed.unusedForSeconds);
-          if (unused.length === 0) {
-            print(`No working key has gone unused for ${formatDuration(parsed.unusedForSeconds)}.`);
-            return;
-          }
-          printKeys(unused, byKey, print);
-          return;
-        }
-        if (records.length === 0) {
-          print("No keys.");
-          return;
-        }
-        printKeys(records, byKey, print);
+        const unusedFor = parsed.unusedForSeconds;
+        const shown = unusedFor === undefined ? records : unusedKeys(records, byKey, clock(), unusedFor);
+        if (shown.length > 0) printKeys(shown, byKey, print);
+        else if (unusedFor === undefined) print("No keys.");
+        else print(`No working key has gone unused for ${formatDuration(unusedFor)}.`);
         return;
       }
       case "revoke": {
@@ -590,6 +579,12 @@ export async function runKeys(
   }
 }
 
+/** With --quiet, npm's banner would go to standard output before the key: say how to keep it out. */
+function warnNpmBanner(warn: (line: string) => void): void {
+  const notice = npmBannerWarning(process.env, Boolean(process.stdout.isTTY));
+  if (notice) warn(notice);
+}
+
 function printKeys(records: readonly ApiKeyRecord[], uses: UsesByKey, print: (line: string) => void): void {
   const rows = records.map((record) => listColumns.map((column) => column.value(record, uses)));
   for (const line of table([listColumns.map((column) => column.title), ...rows])) print(line);
@@ -599,16 +594,8 @@ function printKeys(records: readonly ApiKeyRecord[], uses: UsesByKey, print: (li
 export function explainFailure(error: unknown): string | undefined {
   if (!(error instanceof Error)) return undefined;
   // TypeError: what parseArgs throws for an unknown or malformed option.
-  if (
-    error instanceof UsageError ||
-    error instanceof DurationError ||
-    error instanceof KeyRotationError ||
-    error instanceof TypeError ||
-    error instanceof LocalSettingError ||
-    error instanceof LocalDatabaseError ||
-    error instanceof SettingsError
-  )
-    return error.message;
+  const explained = [UsageError, DurationError, KeyRotationError, TypeError, LocalSettingError, LocalDatabaseError];
+  if (error instanceof SettingsError || explained.some((type) => error instanceof type)) return error.message;
   if (awsErrorKind(error.name) === "no credentials") return signInLine("no credentials");
   if (/region is missing/i.test(error.message)) {
     const pins = stageNames.map((stage) => contextKey(stage, "region")).join(" or ");

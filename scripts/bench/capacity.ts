@@ -21,7 +21,6 @@ import type { RequestCostResult } from "./requestCost";
 import { BENCH_RUNTIMES, type BenchRuntime, HOST_RUNTIME, rerunOnHost } from "./runtimes";
 
 export const CAPACITY_DOC = new URL("../../docs/capacity.md", import.meta.url);
-
 /** AWS's limits on the request path, as documented: a fresh account's defaults. */
 export const awsLimits = {
   /** https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html */
@@ -82,29 +81,24 @@ export function xrayTracedShare(requestsPerSecond: number): number {
 }
 
 /** Traffic levels the X-Ray line is priced at, per stage; above its throttles a stage cannot go. */
-export const TRAFFIC_LEVELS_PER_SECOND = [1, 10, 100] as const;
+export const TRAFFIC_LEVELS_PER_SECOND = [1, 100] as const;
 
-/** Shares of requests that meet a cold start, priced per million, and the two the totals assume. */
-export const COLD_START_SHARES = [0.001, 0.01, 0.5, 1] as const;
+/** Shares of requests that meet a cold start: the two the totals assume, then every request. */
 export const BUSY_COLD_SHARE = 0.001;
 export const QUIET_COLD_SHARE = 0.5;
+export const COLD_START_SHARES = [BUSY_COLD_SHARE, QUIET_COLD_SHARE, 1] as const;
 
 /** Lambda's Node (nodejs24.x), which the cold starts priced here are measured on. */
 const LAMBDA_RUNTIME = BENCH_RUNTIMES.find((runtime) => runtime.name === "lambda") as BenchRuntime;
 /** The bench's id of a case's cold first response on Lambda's Node (scripts/bench/cold.ts). */
 export const coldStartFigureId = (kase: string) => `coldStart.${LAMBDA_RUNTIME.idPart}${kase}.oursMs`;
 
-/** The cold-start figures, as docs/performance.md publishes them; recorded in docs/capacity.md. */
-export interface ColdStartInputs {
-  readonly source: string;
-  /** Median ms from spawn() of a fresh `node` to the first answer, by cold case (COSTED_REQUESTS). */
-  readonly firstResponseMs: Record<string, number>;
-  /** Node's bare start (spawn to exit of an empty script), which each first response includes. */
-  readonly nodeStartMs: number;
-}
-
-/** Reads the cold-start figures from the text of docs/performance.md; fails with one line if one is missing. */
-export function readColdStart(performancePage: string): ColdStartInputs {
+/**
+ * The cold-start figures docs/performance.md publishes, read from its text (one line if one is missing): by cold case,
+ * the median ms from spawn() of a fresh `node` to its first answer, and Node's bare start (spawn to exit of an empty
+ * script), which each first response includes. docs/capacity.md records them.
+ */
+export function readColdStart(performancePage: string) {
   const published = readPublishedFigures(performancePage);
   const value = (id: string) => {
     const row = published.find((candidate) => candidate.id === id);
@@ -210,16 +204,12 @@ export async function stackFacts(): Promise<Record<string, StackFacts>> {
   const facts: Record<string, StackFacts> = {};
   for (const stage of stages) {
     const all = Object.entries(stage.stack.functions).map(([operationId, fn]) => {
-      const cfn = fn.node.defaultChild as {
-        memorySize?: number;
-        tracingConfig?: { mode?: string };
-        reservedConcurrentExecutions?: number;
-      };
+      type Cfn = { memorySize?: number; tracingConfig?: { mode?: string }; reservedConcurrentExecutions?: number };
+      const cfn = fn.node.defaultChild as Cfn;
       const alias = stage.stack.aliases[operationId];
       if (alias?.aliasName !== LIVE_ALIAS) throw new Error(`${operationId} has no ${LIVE_ALIAS} alias`);
-      const cfnAlias = alias.node.defaultChild as {
-        provisionedConcurrencyConfig?: { provisionedConcurrentExecutions?: number };
-      };
+      const provisioned = (alias.node.defaultChild as { provisionedConcurrencyConfig?: Record<string, number> })
+        .provisionedConcurrencyConfig?.provisionedConcurrentExecutions;
       const architecture = fn.architecture.name;
       if (architecture !== "arm64" && architecture !== "x86_64") throw new Error(`no price for ${architecture}`);
       if (cfn.memorySize === undefined) throw new Error(`${operationId} has no memory size`);
@@ -228,7 +218,7 @@ export async function stackFacts(): Promise<Record<string, StackFacts>> {
         memoryMb: cfn.memorySize,
         tracing: cfn.tracingConfig?.mode === "Active",
         reservedConcurrency: cfn.reservedConcurrentExecutions,
-        provisionedConcurrency: cfnAlias.provisionedConcurrencyConfig?.provisionedConcurrentExecutions ?? 0,
+        provisionedConcurrency: provisioned ?? 0,
         accessLogLineBytes: Buffer.byteLength(accessLogLine),
         wafRules: (stage.stack.edgeProtection?.webAcl.rules as unknown[] | undefined)?.length ?? 0,
       } satisfies Omit<StackFacts, "fixed">);
@@ -256,15 +246,15 @@ export async function stackFacts(): Promise<Record<string, StackFacts>> {
 export interface CapacityInputs {
   readonly stacks: Record<string, StackFacts>;
   readonly requests: RequestCostResult;
-  readonly coldStart: ColdStartInputs;
+  readonly coldStart: ReturnType<typeof readColdStart>;
 }
 
 /** The parts of the table the costed requests touch, as the page names them. */
 const AREA_NAMES: Partial<Record<TableArea, string>> = {
   pets: "`PET` partition",
-  petsByStatus: "`byStatus` index, a status's partition",
-  petIdCounter: "id counter item (`COUNTER`)",
-  idempotencyRecords: "one API key's idempotency partition",
+  petsByStatus: "`byStatus` partition (a status's)",
+  petIdCounter: "id counter (`COUNTER`)",
+  idempotencyRecords: "an API key's idempotency partition",
 };
 /** Areas whose partition is one client's (an API key's) rather than the stage's. */
 const PER_CLIENT_AREAS: readonly TableArea[] = ["idempotencyRecords"];
@@ -272,7 +262,6 @@ const PER_CLIENT_AREAS: readonly TableArea[] = ["idempotencyRecords"];
 const integer = (value: number) => Math.floor(value).toLocaleString("en-US");
 const dollars = (value: number) => `$${value.toFixed(3)}`;
 const fixed = (value: number, digits = 2) => String(Math.round(value * 10 ** digits) / 10 ** digits);
-
 interface Ceiling {
   readonly resource: string;
   readonly limit: string;
@@ -285,135 +274,157 @@ interface Ceiling {
   readonly configured?: boolean;
 }
 
+const perKind = (f: (kind: CostedRequest) => number) =>
+  Object.fromEntries(COSTED_KINDS.map((kind) => [kind, f(kind)])) as Record<CostedRequest, number>;
+
 export function ceilings(config: StageConfig, inputs: CapacityInputs): Ceiling[] {
-  const kinds = COSTED_KINDS;
-  const all = (value: number) => Object.fromEntries(kinds.map((kind) => [kind, value]));
+  const { api, edgeProtection: edge } = config;
   const stack = inputs.stacks[config.id] as StackFacts;
-  const list: Ceiling[] = [];
-  const edge = config.edgeProtection;
-  const wafRules = [
-    ["API key", "requestsPerApiKey", "; a client needing more gets more keys"],
-    ["client address", "requestsPerIp", ""],
-  ] as const;
-  for (const [per, setting, more] of edge ? wafRules : []) {
-    const [requests, window] = [edge?.[setting] ?? 0, edge?.rateLimitWindowSeconds ?? 1];
-    list.push({
-      resource: `AWS WAF rate rule, per ${per}`,
-      limit: `${integer(requests)} requests / ${window} s`,
-      perRequest: all(requests / window),
-      raise: `\`edgeProtection.${setting}\`${more}`,
-      perClient: true,
+  const all = (value: number) => perKind(() => value);
+  const waf = (per: string, setting: "requestsPerApiKey" | "requestsPerIp", more: string): Ceiling[] => {
+    if (!edge) return [];
+    const [requests, window] = [edge[setting], edge.rateLimitWindowSeconds];
+    const limit = `${integer(requests)} requests / ${window} s`;
+    const raise = `\`edgeProtection.${setting}\`${more}`;
+    return [
+      { resource: `AWS WAF rate rule, per ${per}`, limit, perRequest: all(requests / window), raise, perClient: true },
+    ];
+  };
+  const reserved = stack.reservedConcurrency;
+  const concurrency = reserved ?? awsLimits.lambdaAccountConcurrency;
+  const lambda = perKind((kind) => (concurrency * 1000) / (inputs.requests.requests[kind].durationMs.p50 || 1));
+  const list: Ceiling[] = [
+    ...waf("API key", "requestsPerApiKey", "; a client needing more gets more keys"),
+    ...waf("client address", "requestsPerIp", ""),
+    {
+      resource: "API Gateway stage throttle, per method",
+      limit: `${integer(api.throttlingRateLimit)} rps, burst ${integer(api.throttlingBurstLimit)}`,
+      perRequest: all(api.throttlingRateLimit),
+      raise: "`api.throttling*`, up to the account's quota",
       configured: true,
-    });
-  }
-  list.push({
-    resource: "API Gateway stage throttle, per method",
-    limit: `${integer(config.api.throttlingRateLimit)} rps, burst ${integer(config.api.throttlingBurstLimit)}`,
-    perRequest: all(config.api.throttlingRateLimit),
-    raise: "`api.throttling*`, up to the account's quota",
-    configured: true,
-  });
-  list.push({
-    resource: "API Gateway account quota (every API of the region)",
-    limit: `${integer(awsLimits.apiGatewayAccountRequestsPerSecond)} rps, burst ${integer(awsLimits.apiGatewayAccountBurst)}`,
-    perRequest: all(awsLimits.apiGatewayAccountRequestsPerSecond),
-    raise: "Service Quotas L-8A5B8E43",
-  });
-  const concurrency = stack.reservedConcurrency ?? awsLimits.lambdaAccountConcurrency;
-  list.push({
-    resource:
-      stack.reservedConcurrency === undefined
-        ? "Lambda account concurrency, at the p50 duration"
-        : "Lambda reserved concurrency, at the p50 duration",
-    limit: `${integer(concurrency)} concurrent${stack.provisionedConcurrency > 0 ? `, ${stack.provisionedConcurrency} provisioned` : ", none provisioned"}`,
-    perRequest: Object.fromEntries(
-      kinds.map((kind) => [kind, (concurrency * 1000) / (inputs.requests.requests[kind].durationMs.p50 || 1)]),
-    ),
-    raise: "Service Quotas; +1,000 environments per 10 s",
-    configured: stack.reservedConcurrency !== undefined,
-  });
-  const areas = new Set(kinds.flatMap((kind) => Object.keys(inputs.requests.requests[kind].areas) as TableArea[]));
+    },
+    {
+      resource: "API Gateway account quota (every API of the region)",
+      limit: `${integer(awsLimits.apiGatewayAccountRequestsPerSecond)} rps, burst ${integer(awsLimits.apiGatewayAccountBurst)}`,
+      perRequest: all(awsLimits.apiGatewayAccountRequestsPerSecond),
+      raise: "Service Quotas L-8A5B8E43",
+    },
+    {
+      resource: `Lambda ${reserved === undefined ? "account" : "reserved"} concurrency, at the p50 duration`,
+      limit: `${integer(concurrency)} concurrent, ${stack.provisionedConcurrency || "none"} provisioned, ${integer(Math.min(...Object.values(lambda)))} rps or more`,
+      perRequest: lambda,
+      raise: "Service Quotas; +1,000 environments per 10 s",
+      configured: reserved !== undefined,
+    },
+  ];
+  const units = [
+    ["write", "writeUnits", awsLimits.partitionWriteUnitsPerSecond, "WRU"],
+    ["read", "readUnits", awsLimits.partitionReadUnitsPerSecond, "RRU"],
+  ] as const;
+  const areas = new Set(
+    COSTED_KINDS.flatMap((kind) => Object.keys(inputs.requests.requests[kind].areas) as TableArea[]),
+  );
   for (const area of areas) {
-    for (const unit of ["write", "read"] as const) {
+    for (const [unit, field, limit, name] of units) {
       const perRequest: Partial<Record<CostedRequest, number>> = {};
-      for (const kind of kinds) {
-        const units = inputs.requests.requests[kind].areas[area]?.[unit === "write" ? "writeUnits" : "readUnits"] ?? 0;
-        const limit = unit === "write" ? awsLimits.partitionWriteUnitsPerSecond : awsLimits.partitionReadUnitsPerSecond;
-        if (units > 0) perRequest[kind] = limit / units;
+      for (const kind of COSTED_KINDS) {
+        const used = inputs.requests.requests[kind].areas[area]?.[field] ?? 0;
+        if (used > 0) perRequest[kind] = limit / used;
       }
       if (Object.keys(perRequest).length === 0) continue;
       const perClient = PER_CLIENT_AREAS.includes(area);
-      list.push({
-        resource: `DynamoDB ${AREA_NAMES[area] ?? area}, ${unit}s`,
-        limit: unit === "write" ? "1,000 WRU/s" : "3,000 RRU/s",
-        perRequest,
-        raise:
-          area === "petIdCounter" ? "ids without a counter (below)" : perClient ? "more API keys" : "shard (below)",
-        perClient,
-      });
+      const raise =
+        area === "petIdCounter" ? "ids without a counter (below)" : perClient ? "more API keys" : "shard (below)";
+      const resource = `DynamoDB ${AREA_NAMES[area] ?? area}, ${unit}s`;
+      list.push({ resource, limit: `${integer(limit)} ${name}/s`, perRequest, raise, perClient });
     }
   }
   return list;
 }
 
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  return [
+const table = (head: readonly string[], rows: readonly (readonly string[])[]) =>
+  [
     `| ${head.join(" | ")} |`,
     `|${head.map(() => "---").join("|")}|`,
     ...rows.map((row) => `| ${row.join(" | ")} |`),
   ].join("\n");
+
+/** Each stage's rows, keyed by their first cell, in one order: a row only some stages have stays by its neighbours. */
+function byLabel(configs: readonly StageConfig[], rowsOf: (config: StageConfig) => string[][]) {
+  const stages = configs.map((config) => ({ id: config.id, rows: rowsOf(config) }));
+  const labels: string[] = [];
+  for (const { rows } of stages) {
+    const own = new Set(rows.map(([label]) => label));
+    let at = 0;
+    for (const [label = ""] of rows) {
+      const found = labels.indexOf(label);
+      // After the rows of the stages before that this one lacks: each stage's own rows stay in stage order.
+      while (found < 0 && at < labels.length && !own.has(labels[at])) at++;
+      if (found < 0) labels.splice(at, 0, label);
+      at = found < 0 ? at + 1 : found + 1;
+    }
+  }
+  return labels.map((label) => ({
+    label,
+    rows: stages.map(({ id, rows }) => ({ id, row: rows.find((row) => row[0] === label) })),
+  }));
 }
 
-const rps = (value: number | undefined) => (value === undefined ? "—" : integer(value));
-
-function bindingRow(title: string, list: readonly Ceiling[]): string[] {
-  return [
-    title,
-    "",
-    ...COSTED_KINDS.map((kind) => {
-      const carried = list.filter((c) => c.perRequest[kind] !== undefined);
-      const lowest = carried.reduce((min, c) => Math.min(min, c.perRequest[kind] as number), Infinity);
-      // Every resource at the lowest figure binds: raising one alone gains nothing.
-      const binding = carried.filter((c) => c.perRequest[kind] === lowest).map((c) => c.resource.split(",")[0]);
-      return binding.length > 0 ? `**${integer(lowest)}** (${[...new Set(binding)].join("; ")})` : "—";
-    }),
-    "",
-  ];
+/** One table for every stage: a row every stage has alike is shown once, any other once per stage it has. */
+function mergeStages(configs: readonly StageConfig[], rowsOf: (config: StageConfig) => string[][]): string[][] {
+  return byLabel(configs, rowsOf).flatMap(({ label, rows }) => {
+    if (new Set(rows.map(({ row }) => row?.join("|"))).size === 1 && rows[0]?.row) return [rows[0].row];
+    return rows.flatMap(({ id, row }) => (row ? [[`${label}, ${id}`, ...row.slice(1)]] : []));
+  });
 }
 
-export function renderCeilings(config: StageConfig, inputs: CapacityInputs): string {
-  const list = ceilings(config, inputs);
-  const stageWide = list.filter((c) => !c.perClient);
-  const perClient = list.filter((c) => c.perClient);
-  const head = ["Resource", "Limit", ...COSTED_KINDS.map((kind) => COSTED_REQUESTS[kind].title), "How to raise it"];
-  const row = (c: Ceiling) => [c.resource, c.limit, ...COSTED_KINDS.map((kind) => rps(c.perRequest[kind])), c.raise];
-  const raised = stageWide.filter((c) => !c.configured);
+/** One table with a column per stage: the label, each stage's second cell ("—" where it has none), then the rest. */
+function pivotStages(configs: readonly StageConfig[], rowsOf: (config: StageConfig) => string[][]): string[][] {
+  return byLabel(configs, rowsOf).map(({ label, rows }) => [
+    label,
+    ...rows.map(({ row }) => row?.[1] ?? "—"),
+    ...(rows.find(({ row }) => row)?.row?.slice(2) ?? []),
+  ]);
+}
+
+/** Per request, the lowest figure among the ceilings and every resource at it: raising one alone gains nothing. */
+const bindingCells = (list: readonly Ceiling[]) =>
+  COSTED_KINDS.map((kind) => {
+    const carrying = list.filter((c) => c.perRequest[kind] !== undefined);
+    const lowest = Math.min(...carrying.map((c) => c.perRequest[kind] as number));
+    const binding = carrying.filter((c) => c.perRequest[kind] === lowest).map((c) => c.resource.split(/,| \(/)[0]);
+    return binding.length > 0 ? `**${integer(lowest)}** (${[...new Set(binding)].join("; ")})` : "—";
+  });
+
+const titles = COSTED_KINDS.map((kind) => COSTED_REQUESTS[kind].title);
+
+export function renderCeilings(configs: readonly StageConfig[], inputs: CapacityInputs): string {
+  const resources = pivotStages(configs, (config) =>
+    ceilings(config, inputs).map((c) => [c.resource, c.limit, c.raise]),
+  );
+  const binding = mergeStages(configs, (config) => {
+    const stageWide = ceilings(config, inputs).filter((c) => !c.perClient);
+    return [
+      ["Binds first", ...bindingCells(stageWide)],
+      ["Past the throttle", ...bindingCells(stageWide.filter((c) => !c.configured))],
+      ["One client", ...bindingCells(ceilings(config, inputs).filter((c) => c.perClient))],
+    ];
+  });
   return [
-    `Requests per second each resource carries on its own (${config.id}):`,
+    "Each resource's limit:",
     "",
-    table(head, [
-      ...stageWide.map(row),
-      bindingRow("Binds first", stageWide),
-      bindingRow("Binds first past the throttle", raised),
-    ]),
-    ...(perClient.length === 0
-      ? []
-      : [
-          "",
-          "Per client (one API key, one address):",
-          "",
-          table(head, [...perClient.map(row), bindingRow("Binds first", perClient)]),
-        ]),
+    table(["Resource", ...configs.map((config) => config.id), "How to raise it"], resources),
+    "",
+    "What binds first, in requests per second (a row one stage alone has names it):",
+    "",
+    table(["", ...titles], binding),
   ].join("\n");
 }
 
-export interface CostLine {
-  readonly item: string;
-  readonly perMillion: Record<CostedRequest, number>;
-}
+type CostLine = { readonly item: string; readonly perMillion: Record<CostedRequest, number> };
 
 /** Log bytes of one request: the function's lines (measured), Lambda's own lines and the access log line. */
-export function logBytesPerRequest(stageId: string, kind: CostedRequest, inputs: CapacityInputs): number {
+function logBytesPerRequest(stageId: string, kind: CostedRequest, inputs: CapacityInputs): number {
   const sampled = [
     ...lambdaPlatformLineSamples.map((line) => Buffer.byteLength(line)),
     inputs.stacks[stageId]?.accessLogLineBytes ?? 0,
@@ -428,46 +439,40 @@ export function answerBytes(kind: CostedRequest, inputs: CapacityInputs): number
   return bodyBytes + headerBytes + apiGatewayAnswerSample.reduce((sum, line) => sum + Buffer.byteLength(line) + 2, 0);
 }
 
-const perKind = (f: (kind: CostedRequest) => number) =>
-  Object.fromEntries(COSTED_KINDS.map((kind) => [kind, f(kind)])) as Record<CostedRequest, number>;
-
-/** Dollars per GB-second at the stage's memory and architecture, per billed millisecond. */
-function perBilledMs(stack: StackFacts): number {
-  return (stack.memoryMb / 1024 / 1000) * unitPrices.lambdaPerGbSecond[stack.architecture];
-}
+/** Dollars per billed millisecond at the stage's memory and architecture. */
+const perBilledMs = (stack: StackFacts) =>
+  (stack.memoryMb / 1024 / 1000) * unitPrices.lambdaPerGbSecond[stack.architecture];
 
 /** What every request costs, whatever the traffic (per million requests). */
 export function costLines(config: StageConfig, inputs: CapacityInputs): CostLine[] {
   const stack = inputs.stacks[config.id] as StackFacts;
   const p = unitPrices;
   const request = (kind: CostedRequest) => inputs.requests.requests[kind];
-  const lines: CostLine[] = [
-    { item: "Lambda requests", perMillion: perKind(() => p.lambdaPerMillionRequests) },
-    {
-      item: `Lambda duration (${stack.architecture}, ${stack.memoryMb} MB, p50 rounded up)`,
-      perMillion: perKind((kind) => Math.ceil(request(kind).durationMs.p50) * perBilledMs(stack) * 1e6),
-    },
-    { item: "API Gateway REST requests", perMillion: perKind(() => p.apiGatewayRestPerMillionRequests) },
-    {
-      item: "DynamoDB (RRU, WRU with the index's)",
-      perMillion: perKind(
+  const perGb = (price: number, bytes: (kind: CostedRequest) => number) =>
+    perKind((kind) => (bytes(kind) * 1e6 * price) / 2 ** 30);
+  const lines: [string, Record<CostedRequest, number> | false][] = [
+    ["Lambda requests", perKind(() => p.lambdaPerMillionRequests)],
+    [
+      `Lambda duration (${stack.architecture}, ${stack.memoryMb} MB, p50 rounded up)`,
+      perKind((kind) => Math.ceil(request(kind).durationMs.p50) * perBilledMs(stack) * 1e6),
+    ],
+    ["API Gateway REST requests", perKind(() => p.apiGatewayRestPerMillionRequests)],
+    [
+      "DynamoDB (RRU, WRU with the index's)",
+      perKind(
         (kind) =>
           request(kind).readUnits * p.dynamoPerMillionReadUnits +
           (request(kind).writeUnits + request(kind).indexWriteUnits) * p.dynamoPerMillionWriteUnits,
       ),
-    },
+    ],
+    ["AWS WAF requests", !!config.edgeProtection && perKind(() => p.wafPerMillionRequests)],
+    ["CloudWatch Logs ingestion", perGb(p.logsPerGbIngested, (kind) => logBytesPerRequest(config.id, kind, inputs))],
+    [
+      `Data transfer out ($${p.dataTransferOutPerGb.toFixed(2)}/GB)`,
+      perGb(p.dataTransferOutPerGb, (kind) => answerBytes(kind, inputs)),
+    ],
   ];
-  if (config.edgeProtection)
-    lines.push({ item: "AWS WAF requests", perMillion: perKind(() => p.wafPerMillionRequests) });
-  lines.push({
-    item: "CloudWatch Logs ingestion",
-    perMillion: perKind((kind) => (logBytesPerRequest(config.id, kind, inputs) * 1e6 * p.logsPerGbIngested) / 2 ** 30),
-  });
-  lines.push({
-    item: `Data transfer out ($${p.dataTransferOutPerGb.toFixed(2)}/GB)`,
-    perMillion: perKind((kind) => (answerBytes(kind, inputs) * 1e6 * p.dataTransferOutPerGb) / 2 ** 30),
-  });
-  return lines;
+  return lines.flatMap(([item, perMillion]) => (perMillion ? [{ item, perMillion }] : []));
 }
 
 /** TRAFFIC_LEVELS_PER_SECOND, capped at what the stage's throttles let through. */
@@ -496,13 +501,12 @@ export function xrayLines(config: StageConfig, inputs: CapacityInputs): (CostLin
  * the warm p50, each rounded up to the millisecond as Lambda bills.
  */
 export function coldStartCost(config: StageConfig, inputs: CapacityInputs, kind: CostedRequest) {
-  const stack = inputs.stacks[config.id] as StackFacts;
   const firstResponseMs = inputs.coldStart.firstResponseMs[coldCaseOf(kind)];
   if (firstResponseMs === undefined)
     throw new Error(`docs/capacity.md records no cold start of ${coldCaseOf(kind)}: run npm run bench:capacity`);
   const coldBilledMs = Math.ceil(firstResponseMs);
   const warmBilledMs = Math.ceil(inputs.requests.requests[kind].durationMs.p50);
-  const extraDollars = (coldBilledMs - warmBilledMs) * perBilledMs(stack);
+  const extraDollars = (coldBilledMs - warmBilledMs) * perBilledMs(inputs.stacks[config.id] as StackFacts);
   return { firstResponseMs, coldBilledMs, warmBilledMs, extraDollars };
 }
 
@@ -521,17 +525,14 @@ const sum = (lines: readonly CostLine[], kind: CostedRequest) =>
 /** The two totals: a busy stage (its top traffic level, few cold starts) and a quiet one. */
 export function costTotals(config: StageConfig, inputs: CapacityInputs): CostLine[] {
   const every = costLines(config, inputs);
-  const xray = xrayLines(config, inputs);
-  const cold = coldStartLines(config, inputs);
-  const levels = trafficLevels(config);
-  const busy = levels[levels.length - 1] as number;
+  const busy = trafficLevels(config).at(-1) as number;
   const total = (item: string, requestsPerSecond: number, share: number): CostLine => {
     const lines = [
       ...every,
-      ...xray.filter((line) => line.requestsPerSecond === requestsPerSecond),
-      ...cold.filter((line) => line.share === share),
+      ...xrayLines(config, inputs).filter((line) => line.requestsPerSecond === requestsPerSecond),
+      ...coldStartLines(config, inputs).filter((line) => line.share === share),
     ];
-    return { item: `**Total, ${item}, ${percent(share)} cold**`, perMillion: perKind((kind) => sum(lines, kind)) };
+    return { item: `Total, ${item}, ${percent(share)} cold`, perMillion: perKind((kind) => sum(lines, kind)) };
   };
   return [
     total(`busy: ${integer(busy)} req/s`, busy, BUSY_COLD_SHARE),
@@ -543,56 +544,41 @@ export function costTotals(config: StageConfig, inputs: CapacityInputs): CostLin
 const wafMonth = (stack: StackFacts) =>
   stack.wafRules > 0 ? unitPrices.wafPerWebAclMonth + stack.wafRules * unitPrices.wafPerRuleMonth : 0;
 
-export function renderCost(config: StageConfig, inputs: CapacityInputs): string {
-  const every = costLines(config, inputs);
-  const stack = inputs.stacks[config.id] as StackFacts;
-  const perMs = perBilledMs(stack) * 1e6;
-  const fixedCosts =
-    stack.wafRules > 0
-      ? ` Fixed, whatever the traffic: the web ACL and its ${stack.wafRules} rules, $${wafMonth(stack).toFixed(2)} a month.`
-      : "";
-  const row = (line: CostLine) => [line.item, ...COSTED_KINDS.map((kind) => dollars(line.perMillion[kind]))];
-  const bold = (line: CostLine) => [line.item, ...COSTED_KINDS.map((kind) => `**${dollars(line.perMillion[kind])}**`)];
-  const freeRequests = (kind: CostedRequest) =>
-    (unitPrices.dataTransferOutFreeGbPerMonth * 2 ** 30) / answerBytes(kind, inputs) / 1e6;
+/** One figure for every stage, or each stage's in turn where they differ. */
+const distinct = (configs: readonly StageConfig[], figure: (config: StageConfig) => string) =>
+  [...new Set(configs.map(figure))].join(" / ");
+
+export function renderCost(configs: readonly StageConfig[], inputs: CapacityInputs): string {
+  const row = (line: CostLine, bold = false) => [
+    line.item,
+    ...COSTED_KINDS.map((kind) => (bold ? `**${dollars(line.perMillion[kind])}**` : dollars(line.perMillion[kind]))),
+  ];
+  const rows = mergeStages(configs, (config) => {
+    const every = costLines(config, inputs);
+    return [
+      ...every.map((line) => row(line)),
+      row({ item: "Every request", perMillion: perKind((kind) => sum(every, kind)) }, true),
+      ...xrayLines(config, inputs).map((line) => row(line)),
+      // Only every request's: the shares the totals assume scale it.
+      ...coldStartLines(config, inputs)
+        .filter((line) => line.share === 1)
+        .map((line) => row(line)),
+      ...costTotals(config, inputs).map((line) => row(line, true)),
+    ];
+  });
+  const perMs = distinct(configs, (config) => dollars(perBilledMs(inputs.stacks[config.id] as StackFacts) * 1e6));
+  const free = (kind: CostedRequest) =>
+    integer((unitPrices.dataTransferOutFreeGbPerMonth * 2 ** 30) / answerBytes(kind, inputs) / 1e6);
+  const cold = Object.values(inputs.coldStart.firstResponseMs);
   return [
-    `Cost per million requests, ${config.id} (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
+    `Cost per million requests (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}; a row one stage alone has names it):`,
     "",
-    table(
-      ["Item", ...COSTED_KINDS.map((kind) => COSTED_REQUESTS[kind].title)],
-      [
-        ...every.map(row),
-        bold({ item: "**Every request**", perMillion: perKind((kind) => sum(every, kind)) }),
-        ...xrayLines(config, inputs).map(row),
-        ...coldStartLines(config, inputs).map(row),
-        ...costTotals(config, inputs).map(bold),
-      ],
-    ),
+    table(["Item", ...titles], rows),
     "",
-    `Each millisecond more of billed duration adds ${dollars(perMs)} per million requests (or cold starts, for INIT).${fixedCosts} ` +
-      `Data transfer out is free for the account's first ${unitPrices.dataTransferOutFreeGbPerMonth} GB a month (about ${integer(freeRequests("getPet"))} million gets, ${integer(freeRequests("listPets"))} million list pages), X-Ray for its first ${integer(unitPrices.xrayFreeTracesRecordedPerMonth)} traces.`,
-    "",
-    `One cold start (INIT and the first request), at ${stack.architecture} and ${stack.memoryMb} MB (from ${inputs.coldStart.source}; Node's bare start, ${fixed(inputs.coldStart.nodeStartMs, 1)} ms, in each):`,
-    "",
-    table(
-      ["Function", "Cold first response", "Billed, cold", "Billed, warm (p50 here)", "A million cold starts add"],
-      COSTED_KINDS.map((kind) => {
-        const cost = coldStartCost(config, inputs, kind);
-        const { operation, note } = COSTED_REQUESTS[kind];
-        return [
-          `\`${operation}\`${note}`,
-          `${fixed(cost.firstResponseMs, 1)} ms`,
-          `${integer(cost.coldBilledMs)} ms`,
-          `${integer(cost.warmBilledMs)} ms`,
-          dollars(cost.extraDollars * 1e6),
-        ];
-      }),
-    ),
+    `A billed millisecond adds ${perMs} per million. A cold first response takes ${fixed(Math.min(...cold), 1)}–${fixed(Math.max(...cold), 1)} ms (${inputs.coldStart.source}; Node's bare start, ${fixed(inputs.coldStart.nodeStartMs, 1)} ms, in each). ` +
+      `Free each month: the account's first ${unitPrices.dataTransferOutFreeGbPerMonth} GB out (about ${free("getPet")} million gets, ${free("listPets")} million list pages) and ${integer(unitPrices.xrayFreeTracesRecordedPerMonth)} traces.`,
   ].join("\n");
 }
-
-/** Account quotas the concurrency table shows: a new account's, a partly raised one, the default. */
-export const ACCOUNT_CONCURRENCY_EXAMPLES = [10, 400, awsLimits.lambdaAccountConcurrency] as const;
 
 /** Whether a stage's reservations fit an account's concurrency quota, and the most each API function could reserve. */
 export function concurrencyFit(config: StageConfig, quota: number) {
@@ -607,34 +593,31 @@ export function concurrencyFit(config: StageConfig, quota: number) {
   };
 }
 
+/** Each stage's reservations against a new account's concurrency quota, a partly raised one and the default. */
 export function renderConcurrency(configs: readonly StageConfig[]): string {
   const apiFunctions = Object.keys(routes).length;
+  const unreserved = MINIMUM_UNRESERVED_CONCURRENCY;
   const bothNeeded = configs.reduce((total, config) => total + stageReservedConcurrency(config, apiFunctions), 0);
   const cell = (config: StageConfig, quota: number) => {
     const fit = concurrencyFit(config, quota);
     if (fit.fits) return `deploys (up to ${integer(fit.largestPerFunction)} each would fit)`;
     return `**refused**: needs a quota of ${integer(fit.quotaNeeded)}${fit.largestPerFunction > 0 ? `, or ${integer(fit.largestPerFunction)} or less each` : "; nothing fits"}`;
   };
+  const stageHead = (config: StageConfig) =>
+    `${config.id} (${integer(stageReservedConcurrency(config, apiFunctions))}: ${config.functions.reservedConcurrency} each)`;
+  const head = ["Account's concurrent executions", `Reservable (all but ${unreserved})`, ...configs.map(stageHead)];
   return [
-    `Each stage's reservations (${apiFunctions} API functions × \`functions.reservedConcurrency\`, plus background functions) against an account's quota, Lambda keeping ${MINIMUM_UNRESERVED_CONCURRENCY} unreserved ("each": the most \`reservedConcurrency\` that fits, the stage alone):`,
+    `Each stage's reservations (${apiFunctions} API functions × \`functions.reservedConcurrency\`, plus background functions) against an account's quota ("each": the most that fits, the stage alone):`,
     "",
     table(
-      [
-        "Account's concurrent executions",
-        `Reservable (all but ${MINIMUM_UNRESERVED_CONCURRENCY})`,
-        ...configs.map(
-          (config) =>
-            `${config.id} (${integer(stageReservedConcurrency(config, apiFunctions))}: ${config.functions.reservedConcurrency} each)`,
-        ),
-        `Both stages (${integer(bothNeeded)})`,
-      ],
-      ACCOUNT_CONCURRENCY_EXAMPLES.map((quota) => [
+      [...head, `Both stages (${integer(bothNeeded)})`],
+      [10, 400, awsLimits.lambdaAccountConcurrency].map((quota) => [
         `${integer(quota)}${quota === awsLimits.lambdaAccountConcurrency ? " (the default)" : ""}`,
-        integer(Math.max(quota - MINIMUM_UNRESERVED_CONCURRENCY, 0)),
+        integer(Math.max(quota - unreserved, 0)),
         ...configs.map((config) => cell(config, quota)),
-        bothNeeded + MINIMUM_UNRESERVED_CONCURRENCY <= quota
+        bothNeeded + unreserved <= quota
           ? "deploys"
-          : `**refused**: needs a quota of ${integer(bothNeeded + MINIMUM_UNRESERVED_CONCURRENCY)}`,
+          : `**refused**: needs a quota of ${integer(bothNeeded + unreserved)}`,
       ]),
     ),
   ].join("\n");
@@ -659,16 +642,16 @@ export function shardingTrigger(production: StageConfig) {
 export function renderTrigger(production: StageConfig): string {
   const t = shardingTrigger(production);
   return [
-    `**The trigger** is either of these (${production.id}'s POST /pets is throttled at ${integer(t.postThrottle)} a second, \`api.throttlingRateLimit\`, so no higher rate is ever seen):`,
+    `**The trigger** is either (${production.id}'s POST /pets is throttled at ${integer(t.postThrottle)} a second, so no higher rate is seen):`,
     "",
-    `- creates at ${integer(t.createsPerSecond)} per second or more (${percent(SHARDING_TRIGGER.shareOfPostThrottle)} of the throttle) for ${SHARDING_TRIGGER.sustainedMinutes} minutes: the \`CreatesNearThrottle\` alarm (docs/alarms.md), metric \`${metricNames.petsCreated}\` (\`Stage=${production.stage}\`, \`Operation=createPet\`) at ${integer(t.createsPerPeriod)} or more per 5-minute period, ${t.periods} periods running;`,
-    `- any POST /pets answered 429 by the stage throttle: the access log in Logs Insights, \`filter method = "POST" and resourcePath = "/pets" and errorType = "THROTTLED" | stats count() by bin(5m)\` (the firewall's 429s have no \`errorType\`), or the table's \`ThrottledRequests\` (\`TableThrottles\`) near that rate.`,
+    `- creates at ${integer(t.createsPerSecond)} per second or more (${percent(SHARDING_TRIGGER.shareOfPostThrottle)} of the throttle) for ${SHARDING_TRIGGER.sustainedMinutes} minutes: the \`CreatesNearThrottle\` alarm, metric \`${metricNames.petsCreated}\` (\`Stage=${production.stage}\`, \`Operation=createPet\`) at ${integer(t.createsPerPeriod)} or more per 5-minute period, ${t.periods} periods running;`,
+    `- any POST /pets answered 429 by the stage throttle: in Logs Insights, \`filter method = "POST" and resourcePath = "/pets" and errorType = "THROTTLED" | stats count() by bin(5m)\` (the firewall's 429s have no \`errorType\`).`,
     "",
-    `Then raise the throttle, safe up to ${integer(t.throttleBeforeDesign)} creates a second (a third of a partition's ${integer(awsLimits.partitionWriteUnitsPerSecond)} writes); above that, the epochs design must be in production first.`,
+    `Then raise the throttle, safe up to ${integer(t.throttleBeforeDesign)} creates a second (a third of a partition's writes); above that, the epochs design must be in production first.`,
   ].join("\n");
 }
 
-export function renderMeasured(inputs: CapacityInputs): string {
+function renderMeasured(inputs: CapacityInputs): string {
   const { requests } = inputs.requests;
   const stageIds = Object.keys(requests.listPets.logs);
   const rows = COSTED_KINDS.map((kind) => {
@@ -677,28 +660,15 @@ export function renderMeasured(inputs: CapacityInputs): string {
     return [
       `${title}: \`${routes[operation].method} ${routes[operation].path}\`${note}`,
       r.calls.join(", "),
-      fixed(r.readUnits),
-      fixed(r.writeUnits),
-      fixed(r.indexWriteUnits),
-      stageIds.map((id) => `${r.logs[id]?.events} / ${integer(r.logs[id]?.bytes ?? 0)} B`).join(", "),
+      `${fixed(r.readUnits)} / ${fixed(r.writeUnits)} / ${fixed(r.indexWriteUnits)}`,
+      stageIds.map((id) => integer(r.logs[id]?.bytes ?? 0)).join(", "),
       `${integer(r.response.bodyBytes)} + ${integer(r.response.headerBytes)} B`,
       `${fixed(r.durationMs.p50)} ms (p90 ${fixed(r.durationMs.p90)})`,
     ];
   });
+  const logs = `Log bytes (${stageIds.join(", ")})`;
   return [
-    table(
-      [
-        "Request",
-        "DynamoDB calls",
-        "RRU",
-        "WRU (table)",
-        "WRU (index)",
-        `Log events / bytes (${stageIds.join(", ")})`,
-        "Answer body + headers",
-        "p50 here",
-      ],
-      rows,
-    ),
+    table(["Request", "DynamoDB calls", "RRU / WRU / index WRU", logs, "Answer body + headers", "p50 here"], rows),
     "",
     `The key check's GetItem (once per key and container every 30 s): ${fixed(inputs.requests.keyLookup.readUnits)} RRU. ` +
       `Durations: ${inputs.requests.samples} requests each, Node ${inputs.requests.node}, dynalite on localhost.`,
@@ -726,8 +696,7 @@ export function keyUseCost(config: StageConfig) {
   const r = KEY_USE_RECORDS;
   const operations = Object.keys(routes).length;
   const containers = config.functions.reservedConcurrency;
-  const fewest = operations * r.writeUnitsPerWrite;
-  const most = operations * containers * r.writeUnitsPerWrite;
+  const [fewest, most] = [operations * r.writeUnitsPerWrite, operations * containers * r.writeUnitsPerWrite];
   const perMonth = (units: number) => (units * r.keys * r.daysPerMonth * unitPrices.dynamoPerMillionWriteUnits) / 1e6;
   const storedBytes = r.keys * operations * (r.itemBytes + r.storageOverheadBytesPerItem);
   return {
@@ -745,79 +714,70 @@ export function renderKeyUseCost(configs: readonly StageConfig[]): string {
   const r = KEY_USE_RECORDS;
   const rows = configs.map((config) => {
     const cost = keyUseCost(config);
+    const stored = cost.storageMonth < 0.001 ? "under $0.001" : dollars(cost.storageMonth);
     return [
       config.id,
       integer(cost.containers),
       `${cost.unitsPerKeyDay.fewest} – ${integer(cost.unitsPerKeyDay.most)}`,
       `${dollars(cost.month.fewest)} – ${dollars(cost.month.most)}`,
-      `${integer(cost.storedBytes / 1000)} KB, ${cost.storageMonth < 0.001 ? "under $0.001" : dollars(cost.storageMonth)} a month`,
+      `${integer(cost.storedBytes / 1000)} KB, ${stored} a month`,
       `${integer(cost.peakWritesPerSecond)} of ${integer(awsLimits.partitionWriteUnitsPerSecond)}`,
     ];
   });
+  const head = ["Stage", "Containers (`reservedConcurrency`)", "WRU a key a day (one container – all)"];
   return [
-    `Last-use records of ${integer(r.keys)} keys, each calling all ${keyUseCost(configs[0] as StageConfig).operations} operations every day of a ${r.daysPerMonth}-day month (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
+    `Last-use records of ${integer(r.keys)} keys, each calling all ${Object.keys(routes).length} operations every day of a ${r.daysPerMonth}-day month, in US dollars:`,
     "",
-    table(
-      [
-        "Stage",
-        "Containers per function (`reservedConcurrency`)",
-        "WRU a key a day (one container – all)",
-        "A month",
-        "Stored (no TTL)",
-        "Peak `KEYUSE` writes/s, of the partition's",
-      ],
-      rows,
-    ),
+    table([...head, "A month", "Stored (no TTL)", "Peak `KEYUSE` WRU/s"], rows),
   ].join("\n");
 }
 
-/** What a stage costs a month with no traffic at all, item by item (what tags let Billing split per stage). */
-export function renderBaseline(config: StageConfig, inputs: CapacityInputs): string {
-  const stack = inputs.stacks[config.id] as StackFacts;
-  const { fixed: f } = stack;
+/** What each stage costs a month with no traffic at all, item by item (what tags let Billing split per stage). */
+function renderBaseline(configs: readonly StageConfig[], inputs: CapacityInputs): string {
   const p = unitPrices;
-  const lines = [
-    { item: `CloudWatch alarms (${f.alarms})`, month: f.alarms * p.cloudWatchAlarmMonth },
-    { item: `CloudWatch dashboards (${f.dashboards})`, month: f.dashboards * p.cloudWatchDashboardMonth },
-    { item: `KMS keys (${f.kmsKeys}: logs, alarm topics)`, month: f.kmsKeys * p.kmsKeyMonth },
-    { item: `Secrets Manager secrets (${f.secrets}: the synthetic check's key)`, month: f.secrets * p.secretMonth },
-    ...(stack.wafRules > 0
-      ? [{ item: `AWS WAF web ACL and its ${stack.wafRules} rules`, month: wafMonth(stack) }]
-      : []),
-  ];
-  const total = lines.reduce((sum, line) => sum + line.month, 0);
+  const stack = (config: StageConfig) => inputs.stacks[config.id] as StackFacts;
+  const rows = pivotStages(configs, (config) => {
+    const { fixed: f, wafRules } = stack(config);
+    const lines: [string, number, number][] = [
+      ["CloudWatch alarms", f.alarms, f.alarms * p.cloudWatchAlarmMonth],
+      ["CloudWatch dashboards", f.dashboards, f.dashboards * p.cloudWatchDashboardMonth],
+      ["KMS keys (logs, alarm topics)", f.kmsKeys, f.kmsKeys * p.kmsKeyMonth],
+      ["Secrets Manager secrets (the synthetic check's key)", f.secrets, f.secrets * p.secretMonth],
+      ["AWS WAF web ACL and its rules", wafRules, wafMonth(stack(config))],
+    ];
+    const kept = lines.filter(([, count]) => count > 0);
+    return [
+      ...kept.map(([item, count, month]) => [item, `${count}: ${dollars(month)}`]),
+      ["**Total**", `**${dollars(kept.reduce((total, [, , month]) => total + month, 0))}**`],
+    ];
+  });
+  const runs = distinct(configs, (config) => integer(stack(config).fixed.syntheticRunsPerMonth));
+  const provisioned = distinct(configs, (config) => String(stack(config).provisionedConcurrency));
   return [
-    `Fixed cost a month, ${config.id}, no traffic (US dollars, ${unitPrices.region}, prices as of ${unitPrices.asOf}):`,
+    "Fixed cost a month with no traffic, in US dollars:",
     "",
-    table(
-      ["Item", "A month"],
-      [...lines.map((line) => [line.item, dollars(line.month)]), ["**Total**", `**${dollars(total)}**`]],
-    ),
+    table(["Item", ...configs.map((config) => config.id)], rows),
     "",
-    `On top: ${integer(stack.fixed.syntheticRunsPerMonth)} synthetic check runs a month, priced as above; storage and metrics by use. Reserved concurrency (${config.functions.reservedConcurrency} per API function) is free; provisioned (${stack.provisionedConcurrency} here) is not.`,
+    `On top: ${runs} synthetic check runs a month, priced as requests; storage and metrics by use; provisioned concurrency (${provisioned} here).`,
   ].join("\n");
 }
 
 /** Every generated part of the document, by its marker name. */
 export function renderSections(configs: readonly StageConfig[], inputs: CapacityInputs): Record<string, string> {
-  const sections: Record<string, string> = {
+  const production = configs.find((config) => config.id === "Production");
+  return {
     measured: renderMeasured(inputs),
+    ceilings: renderCeilings(configs, inputs),
     concurrency: renderConcurrency(configs),
+    cost: renderCost(configs, inputs),
     keyUses: renderKeyUseCost(configs),
+    baseline: renderBaseline(configs, inputs),
+    ...(production ? { trigger: renderTrigger(production) } : {}),
     inputs: `<!-- capacity:inputs ${JSON.stringify(inputs)} -->`,
   };
-  const production = configs.find((config) => config.id === "Production");
-  if (production) sections.trigger = renderTrigger(production);
-  for (const config of configs) {
-    sections[`ceilings-${config.id}`] = renderCeilings(config, inputs);
-    sections[`cost-${config.id}`] = renderCost(config, inputs);
-    sections[`baseline-${config.id}`] = renderBaseline(config, inputs);
-  }
-  return sections;
 }
 
 const marker = (name: string, end: "begin" | "end") => `<!-- generated:${name}:${end} -->`;
-
 /** The document with each generated part replaced; fails if a marker is missing. */
 export function replaceSections(document: string, sections: Record<string, string>): string {
   let result = document;

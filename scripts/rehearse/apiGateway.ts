@@ -11,6 +11,15 @@ import { toProxyEvent } from "../../local/proxyEvent";
 import { type CfnResource, resourcesOf } from "./assembly";
 import type { Resolver } from "./resolve";
 
+/** Listens on a free local port; resolves with it. */
+export const listen = (server: Server) =>
+  new Promise<number>((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : 0);
+    });
+  });
+
 export interface ProxyInvocation {
   readonly aliasArn: string;
   /** The method's ARN as API Gateway's invoke permission names it: `…/<stage>/GET/pets/*`. */
@@ -111,12 +120,7 @@ export class LocalRestApi {
   }
 
   async start(): Promise<void> {
-    this.port = await new Promise<number>((resolve) => {
-      this.server.listen(0, "127.0.0.1", () => {
-        const address = this.server.address();
-        resolve(typeof address === "object" && address ? address.port : 0);
-      });
-    });
+    this.port = await listen(this.server);
   }
 
   async stop(): Promise<void> {

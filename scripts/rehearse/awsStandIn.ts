@@ -6,9 +6,10 @@
  * pre-signed S3 URLs they stand for.
  */
 import { randomUUID } from "node:crypto";
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
+import { createServer, request as httpRequest, type IncomingMessage } from "node:http";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import dynalite from "dynalite";
+import { listen } from "./apiGateway";
 
 export interface RecordedCall {
   /** The access key id the request was signed with. */
@@ -91,14 +92,6 @@ const readBody = (request: IncomingMessage): Promise<Buffer> =>
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => resolve(Buffer.concat(chunks)));
     request.on("error", reject);
-  });
-
-const listen = (server: Server) =>
-  new Promise<number>((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      resolve(typeof address === "object" && address ? address.port : 0);
-    });
   });
 
 export class AwsStandIn {

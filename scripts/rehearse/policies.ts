@@ -118,31 +118,23 @@ export function roleGrants(resolver: Resolver, logicalId: string): RoleGrants {
   if (boundary !== undefined) byArn(String(resolver.resolve(boundary)), "permission boundary", permissionBoundaries);
   const name = resolver.ref(logicalId);
   const names = (value: unknown) => asList(resolver.resolve(value) as string[] | undefined).map(String);
-  for (const [policyId, policy] of resourcesOf(template, "AWS::IAM::Policy")) {
-    if (!refersTo(policy.Properties?.[attachment.list], logicalId)) continue;
-    identityPolicies.push({
-      name: policyId,
-      document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)),
-    });
-  }
-  for (const [policyId, policy] of resourcesOf(template, attachment.byName)) {
-    if (String(resolver.resolve(policy.Properties?.[attachment.nameKey])) !== name) continue;
-    identityPolicies.push({
-      name: policyId,
-      document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)),
-    });
-  }
-  for (const [policyId, policy] of resourcesOf(template, "AWS::IAM::ManagedPolicy")) {
-    if (
-      !refersTo(policy.Properties?.[attachment.list], logicalId) &&
-      !names(policy.Properties?.[attachment.list]).includes(name)
-    )
-      continue;
-    identityPolicies.push({
-      name: `${policyId} (customer managed)`,
-      document: normalised(resolver.resolve(policy.Properties?.PolicyDocument)),
-    });
-  }
+  const attached = (type: string, applies: (properties: Record<string, unknown>) => boolean, suffix = "") => {
+    for (const [policyId, policy] of resourcesOf(template, type)) {
+      const properties = policy.Properties ?? {};
+      if (applies(properties))
+        identityPolicies.push({
+          name: `${policyId}${suffix}`,
+          document: normalised(resolver.resolve(properties.PolicyDocument)),
+        });
+    }
+  };
+  attached("AWS::IAM::Policy", (p) => refersTo(p[attachment.list], logicalId));
+  attached(attachment.byName, (p) => String(resolver.resolve(p[attachment.nameKey])) === name);
+  attached(
+    "AWS::IAM::ManagedPolicy",
+    (p) => refersTo(p[attachment.list], logicalId) || names(p[attachment.list]).includes(name),
+    " (customer managed)",
+  );
   if (identity?.Type === "AWS::IAM::User") {
     // A user's groups, named on the user or by AWS::IAM::UserToGroupAddition: their policies are the user's too.
     const groups = new Set(names(identity.Properties?.Groups));
@@ -242,16 +234,11 @@ export function resourcePolicyOf(resolver: Resolver, resourceArn: string): Named
     return undefined;
   }
   if (resourceArn.includes(":secretsmanager:")) {
-    for (const { logicalId, resource, resolver: owner } of resolver.acrossStacks(
-      "AWS::SecretsManager::ResourcePolicy",
-    )) {
-      if (String(owner.resolve(resource.Properties?.SecretId)) !== resourceArn) continue;
-      return {
-        name: `${logicalId} secret resource policy`,
-        document: normalised(owner.resolve(resource.Properties?.ResourcePolicy)),
-      };
-    }
-    return undefined;
+    const found = resolver
+      .acrossStacks("AWS::SecretsManager::ResourcePolicy")
+      .find(({ resource, resolver: owner }) => String(owner.resolve(resource.Properties?.SecretId)) === resourceArn);
+    const document = found?.resolver.resolve(found.resource.Properties?.ResourcePolicy);
+    return found && { name: `${found.logicalId} secret resource policy`, document: normalised(document) };
   }
   if (resourceArn.includes(":sns:")) {
     const statements = resolver
@@ -289,6 +276,12 @@ export function resourcePolicyOf(resolver: Resolver, resourceArn: string): Named
   return undefined;
 }
 
+/** The entries that are set, or undefined when none is: a condition block names only what a permission sets. */
+function setOnly(entries: Record<string, unknown>): Record<string, unknown> | undefined {
+  const set = Object.entries(entries).filter(([, value]) => value);
+  return set.length ? Object.fromEntries(set) : undefined;
+}
+
 /**
  * Lambda's resource policy for an invocation is that of the ARN used to invoke: unqualified, version or alias
  * (https://docs.aws.amazon.com/lambda/latest/api/API_AddPermission.html); `:$LATEST` is the unqualified function's.
@@ -308,31 +301,26 @@ export function functionPolicyOf(resolver: Resolver, invokedArn: string): NamedP
         (name.startsWith("arn:") ? name : `arn:aws:lambda:${owner.region}:${owner.account}:function:${name}`) === target
       );
     })
-    .map(({ logicalId, p }) => ({
-      Sid: logicalId,
-      Effect: "Allow",
-      // "*" is everyone, the anonymous caller of a public function URL included.
-      Principal:
-        p.Principal === "*" ? "*" : p.Principal?.includes(".") ? { Service: p.Principal } : { AWS: p.Principal },
-      Action: p.Action,
-      Resource: invokedArn,
-      ...(p.SourceArn || p.SourceAccount || p.FunctionUrlAuthType || p.PrincipalOrgID
-        ? {
-            Condition: {
-              ...(p.SourceArn ? { ArnLike: { "AWS:SourceArn": p.SourceArn } } : {}),
-              ...(p.SourceAccount || p.FunctionUrlAuthType || p.PrincipalOrgID
-                ? {
-                    StringEquals: {
-                      ...(p.SourceAccount ? { "AWS:SourceAccount": p.SourceAccount } : {}),
-                      ...(p.FunctionUrlAuthType ? { "lambda:FunctionUrlAuthType": p.FunctionUrlAuthType } : {}),
-                      ...(p.PrincipalOrgID ? { "aws:PrincipalOrgID": p.PrincipalOrgID } : {}),
-                    },
-                  }
-                : {}),
-            },
-          }
-        : {}),
-    }));
+    .map(({ logicalId, p }) => {
+      const condition = setOnly({
+        ArnLike: setOnly({ "AWS:SourceArn": p.SourceArn }),
+        StringEquals: setOnly({
+          "AWS:SourceAccount": p.SourceAccount,
+          "lambda:FunctionUrlAuthType": p.FunctionUrlAuthType,
+          "aws:PrincipalOrgID": p.PrincipalOrgID,
+        }),
+      });
+      return {
+        Sid: logicalId,
+        Effect: "Allow",
+        // "*" is everyone, the anonymous caller of a public function URL included.
+        Principal:
+          p.Principal === "*" ? "*" : p.Principal?.includes(".") ? { Service: p.Principal } : { AWS: p.Principal },
+        Action: p.Action,
+        Resource: invokedArn,
+        ...(condition ? { Condition: condition } : {}),
+      };
+    });
   return statements.length
     ? { name: `Lambda permissions of ${invokedArn}`, document: { Version: "2012-10-17", Statement: statements } }
     : undefined;

@@ -28,16 +28,14 @@ const strings = (value: unknown): string[] => asList(value).map(String);
 const compiled = new Map<string, RegExp>();
 export function wildcardMatch(pattern: string, value: string, ignoreCase = false): boolean {
   const key = `${ignoreCase ? "i" : "s"}${pattern}`;
-  let expression = compiled.get(key);
-  if (!expression) {
+  if (!compiled.has(key)) {
     const source = pattern
       .replace(/[.+^${}()|[\]\\]/g, "\\$&")
       .replaceAll("*", ".*")
       .replaceAll("?", ".");
-    expression = new RegExp(`^${source}$`, ignoreCase ? "is" : "s");
-    compiled.set(key, expression);
+    compiled.set(key, new RegExp(`^${source}$`, ignoreCase ? "is" : "s"));
   }
-  return expression.test(value);
+  return (compiled.get(key) as RegExp).test(value);
 }
 
 // ---- The dataset: services, actions, resource types.
@@ -50,12 +48,8 @@ interface ActionInfo {
 const memo = <T>(compute: (key: string) => Promise<T>) => {
   const cache = new Map<string, Promise<T>>();
   return (key: string) => {
-    let value = cache.get(key);
-    if (!value) {
-      value = compute(key);
-      cache.set(key, value);
-    }
-    return value;
+    if (!cache.has(key)) cache.set(key, compute(key));
+    return cache.get(key) as Promise<T>;
   };
 };
 /** Every action of a service with the resource types it acts on (`[]` for none: it takes `*`). */
@@ -283,6 +277,14 @@ interface Caller {
   readonly contexts: Record<string, string | string[]>[];
 }
 
+/** A caller from outside the assembly: no policy of its own is in the templates. */
+const outsider = (key: string, options: Caller["options"], contexts: Caller["contexts"] = [{}]): Caller => ({
+  key,
+  options,
+  ofAssembly: false,
+  contexts,
+});
+
 /** The grant assumed for a principal outside the assembly: never a cause, the resource's policy is. */
 export const EVERYTHING: NamedPolicy = {
   name: "the caller's own account, granting it everything",
@@ -380,6 +382,11 @@ async function classify(arn: string): Promise<{ service: string; type: string }[
   return found;
 }
 
+/** Resource types a request names by their ARN alone. */
+const NAMED_BY_ARN = ["KMS::Key", "Lambda::Function", "Lambda::Alias", "Lambda::Version", "SecretsManager::Secret"]
+  .concat(["SNS::Topic", "IAM::User", "IAM::Group", "CloudWatch::Alarm", "Scheduler::Schedule"])
+  .map((type) => `AWS::${type}`);
+
 /** Every resource of the assembly a request can name, with its own policy. */
 function assemblyArns(stacks: readonly AssemblyStack[]): { arn: string; resolver: Resolver; trust?: NamedPolicy }[] {
   const found: { arn: string; resolver: Resolver; trust?: NamedPolicy }[] = [];
@@ -415,17 +422,8 @@ function assemblyArns(stacks: readonly AssemblyStack[]): { arn: string; resolver
             `arn:aws:execute-api:${stack.region}:${stack.account}:${resolver.ref(logicalId)}/rehearsal/GET/rehearsal`,
           );
           break;
-        case "AWS::KMS::Key":
-        case "AWS::Lambda::Function":
-        case "AWS::Lambda::Alias":
-        case "AWS::Lambda::Version":
-        case "AWS::SecretsManager::Secret":
-        case "AWS::SNS::Topic":
-        case "AWS::IAM::User":
-        case "AWS::IAM::Group":
-        case "AWS::CloudWatch::Alarm":
-        case "AWS::Scheduler::Schedule":
-          add(arnOf(resolver, logicalId));
+        default:
+          if (NAMED_BY_ARN.includes(resource.Type)) add(arnOf(resolver, logicalId));
       }
     }
   }
@@ -507,22 +505,10 @@ export async function proveMatrix(
   ]);
   for (const arn of [...roots, ...named.aws.filter((name) => !known.has(name) && !roots.has(name))]) {
     const account = arn.split(":")[4] ?? "";
-    callers.push({
-      key: arn,
-      options: {
-        principal: arn.endsWith(":root") ? `arn:aws:iam::${account}:role/insider` : arn,
-        principalAccount: account,
-      },
-      ofAssembly: false,
-      contexts: [{}],
-    });
+    const principal = arn.endsWith(":root") ? `arn:aws:iam::${account}:role/insider` : arn;
+    callers.push(outsider(arn, { principal, principalAccount: account }));
   }
-  callers.push({
-    key: "anonymous",
-    options: { principal: "anonymous", principalAccount: "", anonymous: true },
-    ofAssembly: false,
-    contexts: [{}],
-  });
+  callers.push(outsider("anonymous", { principal: "anonymous", principalAccount: "", anonymous: true }));
   const servicePrincipals = new Set([
     ...named.service,
     ...rows.filter((r) => "service" in r.row.principal).map((r) => r.principal),
@@ -532,12 +518,8 @@ export async function proveMatrix(
       .filter((r) => r.principal === service && r.source)
       .map((r) => r.source as Record<string, string>);
     const own = sources.map((source) => Object.fromEntries(Object.entries(source).map(([k, v]) => [k, exemplar(v)])));
-    callers.push({
-      key: service,
-      options: { principal: service, principalAccount: "" },
-      ofAssembly: false,
-      contexts: [{}, ...own, ...own.map(elsewhere), ...own.flatMap(otherResources)],
-    });
+    const contexts = [{}, ...own, ...own.map(elsewhere), ...own.flatMap(otherResources)];
+    callers.push(outsider(service, { principal: service, principalAccount: "" }, contexts));
   }
 
   const outside: Decision[] = [];
@@ -627,16 +609,11 @@ export async function proveMatrix(
     // An account root row means the account's IAM decides: asked as a principal its IAM grants everything.
     const caller = found?.ofAssembly
       ? found
-      : {
-          key: bound.principal,
-          options: {
-            principal: bound.principal,
-            principalAccount: account,
-            ...(bound.principal.startsWith("arn:") ? { identityPolicies: [EVERYTHING] } : {}),
-          },
-          ofAssembly: false,
-          contexts: [{}],
-        };
+      : outsider(bound.principal, {
+          principal: bound.principal,
+          principalAccount: account,
+          ...(bound.principal.startsWith("arn:") ? { identityPolicies: [EVERYTHING] } : {}),
+        });
     const decision = await rowDenied(bound, caller, targets);
     evaluated += decision.evaluated;
     if (decision.denied) deniedRows.push({ bound, decision: decision.denied });

@@ -93,12 +93,8 @@ async function rehearseStage(
   const { resolver } = stage;
   const grantsCache = new Map<string, RoleGrants>();
   const grantsOf = (roleLogicalId: string) => {
-    let grants = grantsCache.get(roleLogicalId);
-    if (!grants) {
-      grants = roleGrants(resolver, roleLogicalId);
-      grantsCache.set(roleLogicalId, grants);
-    }
-    return grants;
+    if (!grantsCache.has(roleLogicalId)) grantsCache.set(roleLogicalId, roleGrants(resolver, roleLogicalId));
+    return grantsCache.get(roleLogicalId) as RoleGrants;
   };
   const evaluateForRole = (roleLogicalId: string | undefined, request: IamRequest): Promise<Decision> => {
     if (roleLogicalId)
@@ -211,31 +207,19 @@ async function rehearseStage(
       const tracing = stack.template.Resources[fn.logicalId]?.Properties?.TracingConfig as
         | { Mode?: string }
         | undefined;
-      if (tracing?.Mode === "Active") {
-        for (const action of ["xray:PutTraceSegments", "xray:PutTelemetryRecords"]) {
-          calls.push(
-            await evaluateForRole(fn.roleLogicalId, {
-              caller: fn.logicalId,
-              action,
-              resource: "*",
-              context: {},
-              because: "Lambda sends the function's traces with its role (active tracing)",
-            }),
-          );
-        }
-      }
+      const traces = "Lambda sends the function's traces with its role (active tracing)";
+      const logs = "Lambda writes the function's logs with its role";
       const stream = `arn:aws:logs:${stack.region}:${stack.account}:log-group:${fn.spec.logGroupName}:log-stream:2026/01/01/[$LATEST]rehearsal`;
-      for (const action of ["logs:CreateLogStream", "logs:PutLogEvents"]) {
-        calls.push(
-          await evaluateForRole(fn.roleLogicalId, {
-            caller: fn.logicalId,
-            action,
-            resource: stream,
-            context: {},
-            because: "Lambda writes the function's logs with its role",
-          }),
-        );
-      }
+      const own = [
+        ...(tracing?.Mode === "Active" ? ["xray:PutTraceSegments", "xray:PutTelemetryRecords"] : []).map((action) => ({
+          action,
+          resource: "*",
+          because: traces,
+        })),
+        ...["logs:CreateLogStream", "logs:PutLogEvents"].map((action) => ({ action, resource: stream, because: logs })),
+      ];
+      for (const request of own)
+        calls.push(await evaluateForRole(fn.roleLogicalId, { caller: fn.logicalId, context: {}, ...request }));
     }
     // Lambda assumed each function's role to run it: its trust policy decides.
     for (const fn of stage.functions) {

@@ -51,29 +51,18 @@ export interface RehearsalReport {
 }
 
 /** The condition keys that decide, short: `LeadingKeys=APIKEY`, `SourceArn=…:alarm:X`. */
+const shortKey = (key: string) => key.split(":").slice(key.startsWith("kms:EncryptionContext") ? 2 : 1);
 const contextText = (decision: Decision) =>
   Object.entries(decision.request.context)
     .filter(([key]) => !/SecureTransport|CallerAccount/.test(key))
-    .map(
-      ([key, value]) =>
-        `${key
-          .split(":")
-          .slice(key.startsWith("kms:EncryptionContext") ? 2 : 1)
-          .join(":")}=${[value].flat().join("|")}`,
-    )
+    .map(([key, value]) => `${shortKey(key).join(":")}=${[value].flat().join("|")}`)
     .join(" ");
 
+/** Columns padded to their widest cell (at most 70). */
 const table = (rows: string[][]): string => {
-  const widths =
-    rows[0]?.map((_, column) => Math.min(70, Math.max(...rows.map((row) => (row[column] ?? "").length)))) ?? [];
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
+  const widths = rows[0]?.map((_, column) => Math.min(70, Math.max(...rows.map((row) => (row[column] ?? "").length))));
+  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths?.[column] ?? 0)).join("  ");
+  return rows.map((row) => line(row).trimEnd()).join("\n");
 };
 
 const indent = (text: string) => text.replaceAll("\n", "\n    ");
@@ -276,15 +265,11 @@ export function formatReport(title: string, report: RehearsalReport): string {
     }
     lines.push("");
     const rows = [["caller", "action", "resource", "context", "decision"]];
-    const row = (decision: Decision, outcome: string) =>
-      rows.push([
-        decision.request.caller,
-        decision.request.action,
-        decision.request.resource,
-        contextText(decision),
-        outcome,
-      ]);
-    for (const decision of stage.calls) row(decision, decision.allowed ? "allowed" : `DENIED (${decision.result})`);
+    for (const decision of stage.calls) {
+      const { caller, action, resource } = decision.request;
+      const outcome = decision.allowed ? "allowed" : `DENIED (${decision.result})`;
+      rows.push([caller, action, resource, contextText(decision), outcome]);
+    }
     lines.push(table(rows));
   }
   if (report.proof) {

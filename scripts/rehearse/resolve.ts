@@ -14,6 +14,18 @@ export class ResolveError extends Error {
 const suffix = (seed: string, length = 12) =>
   createHash("sha256").update(seed).digest("hex").slice(0, length).toUpperCase();
 
+/** Resource types whose name a property sets, else CloudFormation generates one of at most this length. */
+const NAME_PROPERTIES: Record<string, [property: string, maxLength: number]> = {
+  "AWS::DynamoDB::GlobalTable": ["TableName", 255],
+  "AWS::DynamoDB::Table": ["TableName", 255],
+  "AWS::Lambda::Function": ["FunctionName", 64],
+  "AWS::Logs::LogGroup": ["LogGroupName", 512],
+  "AWS::CloudWatch::Alarm": ["AlarmName", 255],
+  "AWS::IAM::Role": ["RoleName", 64],
+  "AWS::IAM::User": ["UserName", 64],
+  "AWS::IAM::Group": ["GroupName", 64],
+};
+
 export class Resolver {
   readonly partition = "aws";
   constructor(
@@ -86,10 +98,9 @@ export class Resolver {
     }
     const { Type } = this.resource(logicalId);
     const a = `${this.region}:${this.account}`;
+    const named = NAME_PROPERTIES[Type];
+    if (named) return this.property(logicalId, named[0]) ?? this.physicalName(logicalId, named[1]);
     switch (Type) {
-      case "AWS::DynamoDB::GlobalTable":
-      case "AWS::DynamoDB::Table":
-        return this.property(logicalId, "TableName") ?? this.physicalName(logicalId, 255);
       case "AWS::SecretsManager::Secret":
         return `arn:aws:secretsmanager:${a}:secret:${this.property(logicalId, "Name") ?? logicalId}-${suffix(logicalId, 6)}`;
       case "AWS::SNS::Topic":
@@ -97,22 +108,10 @@ export class Resolver {
       case "AWS::KMS::Key":
         // Seeded with the stack too: two stages in one account have two keys, and two APIs.
         return `${suffix(`${this.stack.stackName}${logicalId}`, 8)}-0000-4000-8000-${suffix(`${this.stack.stackName}${logicalId}key`, 12)}`.toLowerCase();
-      case "AWS::Lambda::Function":
-        return this.property(logicalId, "FunctionName") ?? this.physicalName(logicalId);
       case "AWS::Lambda::Alias":
         return `${this.functionArn(String(this.resolve(this.resource(logicalId).Properties?.FunctionName)))}:${this.property(logicalId, "Name")}`;
       case "AWS::Lambda::Version":
         return `${this.functionArn(String(this.resolve(this.resource(logicalId).Properties?.FunctionName)))}:1`;
-      case "AWS::Logs::LogGroup":
-        return this.property(logicalId, "LogGroupName") ?? this.physicalName(logicalId, 512);
-      case "AWS::CloudWatch::Alarm":
-        return this.property(logicalId, "AlarmName") ?? this.physicalName(logicalId, 255);
-      case "AWS::IAM::Role":
-        return this.property(logicalId, "RoleName") ?? this.physicalName(logicalId);
-      case "AWS::IAM::User":
-        return this.property(logicalId, "UserName") ?? this.physicalName(logicalId);
-      case "AWS::IAM::Group":
-        return this.property(logicalId, "GroupName") ?? this.physicalName(logicalId);
       case "AWS::ApiGateway::RestApi":
         return suffix(`${this.stack.stackName}${logicalId}`, 10).toLowerCase();
       case "AWS::ApiGateway::Stage":
@@ -165,7 +164,6 @@ export class Resolver {
       return suffix(`${logicalId}root`, 6).toLowerCase();
     if (Type === "AWS::Lambda::Version" && attribute === "Version") return "1";
     if (Type === "AWS::SNS::Topic" && attribute === "TopicName") return ref().split(":").at(-1) ?? "";
-    if (Type === "AWS::Logs::LogGroup" && attribute === "Arn") return `arn:aws:logs:${a}:log-group:${ref()}:*`;
     if (Type === "AWS::ApiGateway::DomainName" && attribute.startsWith("Regional")) {
       return attribute === "RegionalHostedZoneId"
         ? "ZREGIONAL0000"

@@ -178,19 +178,13 @@ export async function runScenario(
   let key: string | undefined;
   for (const resource of customResources) {
     await customResourceEvent(resource, "Create", resource.properties);
-    if (secretOf(resource)) {
-      expectedCalls.push({
-        step: `CloudFormation Create of ${resource.logicalId}`,
-        caller: resource.target.logicalId,
-        action: "secretsmanager:PutSecretValue",
-      });
-      expectedCalls.push({
-        step: `CloudFormation Create of ${resource.logicalId}`,
-        caller: resource.target.logicalId,
-        action: "dynamodb:PutItem",
-      });
-    }
     const secret = secretOf(resource);
+    for (const action of secret ? ["secretsmanager:PutSecretValue", "dynamodb:PutItem"] : [])
+      expectedCalls.push({
+        step: `CloudFormation Create of ${resource.logicalId}`,
+        caller: resource.target.logicalId,
+        action,
+      });
     const text = secret ? standIn.secretText(secret) : undefined;
     if (text && hasApiKeyShape(text, stageName)) key = text;
     if (secret) check(resource.target.spec.label, "Create leaves a key of the stage in the secret", key !== undefined);
@@ -316,29 +310,20 @@ function apiExpectedCalls(
   stage: StageRehearsal,
   steps: { step: string; method: string; status: number }[],
 ): ExpectedCall[] {
-  const methodPathSuffix: Record<string, string> = {
-    "POST /pets": "/POST/pets",
-    "GET /pets": "/GET/pets",
-    "GET /pets/{id}": "/GET/pets/*",
+  // Each operation: the end of its API Gateway method path, and the call it makes.
+  const operations: Record<string, [methodPath: string, action: string]> = {
+    "POST /pets": ["/POST/pets", "dynamodb:PutItem"],
+    "GET /pets": ["/GET/pets", "dynamodb:Query"],
+    "GET /pets/{id}": ["/GET/pets/*", "dynamodb:GetItem"],
   };
-  const functionOf = (method: string) =>
-    stage.api?.invocations.find((invocation) => invocation.methodPath.endsWith(methodPathSuffix[method] ?? "\0"))
-      ?.aliasArn;
   const expected: ExpectedCall[] = [];
   const seen = new Set<string>();
   // The first successful request of each operation (a later one may be answered from a cache or an idempotent replay).
   for (const { step, method, status } of steps) {
     if (status >= 300 || seen.has(method)) continue;
     seen.add(method);
-    const action =
-      method === "POST /pets"
-        ? "dynamodb:PutItem"
-        : method === "GET /pets"
-          ? "dynamodb:Query"
-          : method === "GET /pets/{id}"
-            ? "dynamodb:GetItem"
-            : undefined;
-    const alias = functionOf(method);
+    const [methodPath, action] = operations[method] ?? [];
+    const alias = methodPath && stage.api?.invocations.find((call) => call.methodPath.endsWith(methodPath))?.aliasArn;
     const caller = alias ? stage.aliases.get(alias) : undefined;
     if (action && caller) expected.push({ step, caller, action });
   }
