@@ -5,4 +5,3 @@ export const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const distDir = `${projectRoot}dist`;
 export const openApiFile = `${distDir}/openapi.json`;
 export const docsPage = `${distDir}/docs/index.html`;
-export const screenshotDir = `${projectRoot}.screenshots`;
