@@ -1,7 +1,7 @@
 /**
  * The project stays one a newcomer can carry: documentation organised by audience and short enough
- * to read, and the tooling in scripts/ lighter than the product it serves. The limits are the ones
- * docs/architecture.md and the README state.
+ * to read, and the tooling in scripts/ lighter than the product it serves, as docs/architecture.md
+ * says.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
