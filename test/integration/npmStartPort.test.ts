@@ -3,27 +3,19 @@
  * --in-memory) as its own settings and passes them on as npm_config_*; npm start serves on that port
  * and says where the port came from, or refuses a port that is not a number in one line.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLEAN_LOCAL_SERVER_ENV, freePort, projectRoot } from "../support/processes";
+import { CLEAN_LOCAL_SERVER_ENV, freePort, projectRoot, type RunningProcess, runCommand } from "../support/processes";
 
-const started: ChildProcessWithoutNullStreams[] = [];
+const started: RunningProcess[] = [];
 afterEach(() => {
-  for (const child of started.splice(0)) {
-    try {
-      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, "SIGTERM");
-    } catch {
-      // Already gone.
-    }
-  }
+  for (const run of started.splice(0)) if (run.child.exitCode === null) run.killGroup("SIGTERM");
 });
 
 /** `npm <args>` in the project, its own process group, with none of the outer npm's settings. */
-async function npm(args: string[]) {
+async function npm(args: string[]): Promise<RunningProcess> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
-  const child = spawn("npm", args, {
+  const run = runCommand("npm", args, {
     cwd: projectRoot,
-    detached: true,
     env: {
       ...env,
       ...CLEAN_LOCAL_SERVER_ENV,
@@ -34,25 +26,8 @@ async function npm(args: string[]) {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
     },
   });
-  started.push(child);
-  let output = "";
-  child.stdout.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr.on("data", (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const waitFor = async (pattern: RegExp): Promise<RegExpExecArray> => {
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-      const match = pattern.exec(output);
-      if (match) return match;
-      if (child.exitCode !== null) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`no ${pattern} in:\n${output}`);
-  };
-  return { child, exited, waitFor, output: () => output };
+  started.push(run);
+  return run;
 }
 
 describe("npm start --port N, without --", { timeout: 90_000 }, () => {
@@ -60,7 +35,7 @@ describe("npm start --port N, without --", { timeout: 90_000 }, () => {
     const port = await freePort();
     const run = await npm(["start", "--port", String(port), "--in-memory"]);
 
-    const [, baseUrl, note] = await run.waitFor(/^Pet Store API on (\S+) (.*)$/m);
+    const [, baseUrl, note] = await run.waitFor(/^Pet Store API on (\S+) (.*)$/m, 60_000);
 
     expect(baseUrl).toBe(`http://127.0.0.1:${port}/v1`);
     expect(note).toBe("(port from npm start --port, which npm passes on as npm_config_port)");

@@ -31,12 +31,20 @@ export function runScript(
   args: string[],
   options: { cwd: string; env?: Record<string, string> },
 ): RunningProcess {
-  const child = spawn(tsx, [`${projectRoot}${script}`, ...args], {
+  return runCommand(tsx, [`${projectRoot}${script}`, ...args], {
     cwd: options.cwd,
-    // Its own process group, so that killGroup also ends the node process tsx starts.
-    detached: true,
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", ...options.env },
   });
+}
+
+/** Runs any command with exactly `env` (a variable set to undefined is left out), in `cwd`. */
+export function runCommand(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string | undefined> },
+): RunningProcess {
+  // Its own process group, so that killGroup also ends the processes the command starts.
+  const child = spawn(command, args, { cwd: options.cwd, detached: true, env: options.env });
   let output = "";
   child.stdout.on("data", (chunk) => {
     output += chunk;

@@ -3,27 +3,13 @@
  * they start write in a folder of the run's own, and anything left there fails the run, by name,
  * and is removed. Runs Vitest on a fixture (test/fixtures/tempDirectory) as a child process.
  */
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
-import { projectRoot } from "../support/processes";
+import { CHILD_PROCESS_TIMEOUT_MS, runVitestFixture } from "../support/vitestFixture";
 
-/** Child processes on a busy machine can take longer than the unit tests' default 5 s. */
-const CHILD_PROCESS_TIMEOUT_MS = 60_000;
-
-async function runFixture(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  // The outer Vitest's own variables would make the inner one think it runs inside a worker.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("VITEST")));
-  return new Promise((resolve) => {
-    execFile(
-      `${projectRoot}node_modules/.bin/vitest`,
-      ["run", "--config", "test/fixtures/tempDirectory/vitest.config.mjs"],
-      { cwd: projectRoot, env: { ...inherited, NO_COLOR: "1", TEST_LOGS: "1", LEAVE: "", ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, output: stdout + stderr }),
-    );
-  });
-}
+const runFixture = (env: Record<string, string>) =>
+  runVitestFixture("tempDirectory", { TEST_LOGS: "1", LEAVE: "", ...env });
 
 /** The folder the fixture's run used, which it printed. */
 const runFolder = (output: string) => /FIXTURE_TMPDIR=(\S+)/.exec(output)?.[1] ?? "";

@@ -2,25 +2,10 @@
  * What `npm test` prints: a test's output only when it fails, unless TEST_LOGS=1. Runs Vitest on a
  * fixture (test/fixtures/testOutput) with the project's own output settings, as a child process.
  */
-import { execFile } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { projectRoot } from "../support/processes";
+import { CHILD_PROCESS_TIMEOUT_MS, runVitestFixture } from "../support/vitestFixture";
 
-/** Child processes on a busy machine can take longer than the unit tests' default 5 s. */
-const CHILD_PROCESS_TIMEOUT_MS = 60_000;
-
-async function runFixture(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  // The outer Vitest's own variables would make the inner one think it runs inside a worker.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("VITEST")));
-  return new Promise((resolve) => {
-    execFile(
-      `${projectRoot}node_modules/.bin/vitest`,
-      ["run", "--config", "test/fixtures/testOutput/vitest.config.mjs"],
-      { cwd: projectRoot, env: { ...inherited, NO_COLOR: "1", TEST_LOGS: "", ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, output: stdout + stderr }),
-    );
-  });
-}
+const runFixture = (env: Record<string, string>) => runVitestFixture("testOutput", { TEST_LOGS: "", ...env });
 
 describe("test output", { timeout: CHILD_PROCESS_TIMEOUT_MS }, () => {
   it("shows a failing test's failure and its own output, and nothing a passing test wrote", async () => {
