@@ -8,8 +8,8 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { runAsScript } from "./entryPoint";
 
 export class AssemblyDigestError extends Error {}
 
@@ -64,18 +64,15 @@ function directoryArgument(argv: readonly string[]): string | undefined {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const directory = directoryArgument(process.argv.slice(2));
-  if (directory === undefined) {
-    console.error(usage);
-    process.exitCode = 2;
-  } else {
-    try {
-      console.log(assemblyDigest(directory));
-    } catch (error) {
-      if (!(error instanceof AssemblyDigestError)) throw error;
-      console.error(error.message);
-      process.exitCode = 1;
+await runAsScript(
+  import.meta.url,
+  (argv) => {
+    const directory = directoryArgument(argv);
+    if (directory === undefined) {
+      console.error(usage);
+      return 2;
     }
-  }
-}
+    console.log(assemblyDigest(directory));
+  },
+  (error) => (error instanceof AssemblyDigestError ? error.message : undefined),
+);

@@ -2,8 +2,13 @@
  * What a person can do about an AWS call that failed, for the commands run against a deployed
  * stage (preflight, alarms:verify, restore, url, keys): which kind of failure an error's name says,
  * told once, and the lines for missing or expired credentials and a missing region, worded once
- * here for every command; each command words its own advice for a refusal or a passing failure.
+ * here for every command; each command words its own advice for a refusal or a passing failure
+ * (CallFailures), and the plumbing that turns a failed call into its error is here once too.
  */
+
+import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
+import type { DeployedStageName } from "../infra/deployment";
+import { contextKey } from "../infra/settings";
 
 export type AwsErrorKind = "no credentials" | "invalid credentials" | "denied" | "transient";
 
@@ -57,4 +62,51 @@ export function failedCallLine(call: string, error: unknown, advice: (kind: "den
   const todo =
     kind === undefined ? "" : kind === "denied" || kind === "transient" ? advice(kind) : ` ${signInLine(kind)}`;
   return `${call} failed: ${name}${text ? `: ${text}` : ""}.${todo}`;
+}
+
+/** How a command words a failed call: its own error class for a line, its advice for a refusal or a passing failure. */
+export interface CallFailures {
+  readonly error: (line: string) => Error;
+  readonly advice: (kind: "denied" | "transient", call: string) => string;
+}
+
+/** The command's error for a failed call: failedCallLine with the command's advice. */
+export const callError = (how: CallFailures, call: string, error: unknown): Error =>
+  how.error(failedCallLine(call, error, (kind) => how.advice(kind, call)));
+
+/** `send`'s answer; any failure becomes the command's error of one line (callError). */
+export async function awsCall<T>(how: CallFailures, call: string, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    throw callError(how, call, error);
+  }
+}
+
+/** The line for credentials of another account than the one the stage is pinned to; undefined when they fit. */
+export function wrongAccountProblem(
+  stage: DeployedStageName,
+  account: string,
+  pinnedAccount: string | undefined,
+): string | undefined {
+  if (pinnedAccount === undefined || pinnedAccount === account) return undefined;
+  return `credentials are for account ${account} but ${stage} is pinned to ${pinnedAccount} (${contextKey(stage, "account")} in cdk.json): sign in to ${pinnedAccount}.`;
+}
+
+/**
+ * The account the credentials are for (sts:GetCallerIdentity). With `pin`, credentials for another account than the
+ * stage's pinned one are the command's error (wrongAccountProblem).
+ */
+export async function callerAccount(
+  sts: STSClient,
+  how: CallFailures,
+  pin?: { readonly stage: DeployedStageName; readonly account: string | undefined },
+): Promise<string> {
+  const { Account: account } = await awsCall(how, "sts:GetCallerIdentity", () =>
+    sts.send(new GetCallerIdentityCommand({})),
+  );
+  if (!account) throw how.error("sts:GetCallerIdentity answered without an account.");
+  const wrongAccount = pin && wrongAccountProblem(pin.stage, account, pin.account);
+  if (wrongAccount) throw how.error(wrongAccount);
+  return account;
 }

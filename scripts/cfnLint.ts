@@ -15,13 +15,17 @@
  * is Python, and `npm test` on a machine with only Node must pass; CI installs it, so CI still lints.
  */
 import { spawnSync } from "node:child_process";
-import { rmSync } from "node:fs";
 import { relative } from "node:path";
-import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
 import { UNKNOWN_REGION } from "aws-cdk-lib/cx-api";
 import { type CfnLintAllowance, cfnLintAllowances } from "./cfnLintAllowances";
-import { AssemblyError, type AssemblyStack, readAssembly } from "./rehearse/assembly";
+import { runAsScript } from "./entryPoint";
+import {
+  AssemblyArgumentError,
+  AssemblyError,
+  type AssemblyStack,
+  assemblyArguments,
+  readAssembly,
+} from "./rehearse/assembly";
 
 /** The cfn-lint release the allowances were reviewed against; the workflows install exactly this one. */
 export const CFN_LINT_VERSION = "1.51.0";
@@ -252,40 +256,8 @@ function lastLine(error: unknown): string {
   return messageOf(error).trim().split("\n").at(-1) || "no message";
 }
 
-function parseArguments(argv: readonly string[]): { assembly: string | undefined; help: boolean } {
-  try {
-    const { values } = parseArgs({
-      args: [...argv],
-      options: { assembly: { type: "string" }, help: { type: "boolean", short: "h" } },
-      allowPositionals: false,
-    });
-    return { assembly: values.assembly, help: values.help === true };
-  } catch (error) {
-    throw new CfnLintRunError(`cfn-lint: ${firstLine(error).replace(/\.$/, "")}. ${USAGE}`);
-  }
-}
-
-/** The templates to lint, and the directories this run synthesized (to remove). */
-async function templatesToLint(assembly: string | undefined): Promise<{ templates: LintTemplate[]; made: string[] }> {
-  if (assembly !== undefined) return { templates: assemblyTemplates(assembly), made: [] };
-  // Imported here: synthesizing loads the whole app, which a run on a given assembly never needs.
-  const { rehearsalConfigurations } = await import("./rehearse/configurations");
-  const { synthesizeAll } = await import("./rehearse/synth");
-  const directories = synthesizeAll(rehearsalConfigurations);
-  const made = [...directories.values()];
-  try {
-    return {
-      templates: [...directories].flatMap(([name, directory]) => assemblyTemplates(directory, `${name}/`)),
-      made,
-    };
-  } catch (error) {
-    for (const directory of made) rmSync(directory, { recursive: true, force: true });
-    throw error;
-  }
-}
-
 async function main(argv: readonly string[]): Promise<number> {
-  const { assembly, help } = parseArguments(argv);
+  const { assembly, help } = assemblyArguments(argv);
   if (help) {
     console.log(USAGE);
     return 0;
@@ -299,8 +271,7 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(NOT_LINTED);
     return 0;
   }
-  const { templates, made } = await templatesToLint(assembly);
-  try {
+  const lint = (templates: readonly LintTemplate[]): number => {
     const result = applyAllowances(
       lintTemplates(templates),
       templates.map((template) => template.region),
@@ -310,19 +281,21 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(summaryLine(templates.length, result, version));
     const errors = result.findings.filter((finding) => finding.level === "Error").length;
     return errors > 0 || result.unused.length > 0 ? 1 : 0;
-  } finally {
-    for (const directory of made) rmSync(directory, { recursive: true, force: true });
-  }
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      console.error(error instanceof CfnLintRunError ? error.message : `cfn-lint: ${firstLine(error)}`);
-      process.exitCode = 2;
-    },
+  };
+  if (assembly !== undefined) return lint(assemblyTemplates(assembly));
+  // Imported here: synthesizing loads the whole app, which a run on a given assembly never needs.
+  const { withRehearsalAssemblies } = await import("./rehearse/synth");
+  return withRehearsalAssemblies((assemblies) =>
+    lint(assemblies.flatMap(({ configuration, directory }) => assemblyTemplates(directory, `${configuration.name}/`))),
   );
 }
+
+await runAsScript(
+  import.meta.url,
+  main,
+  (error) => {
+    if (error instanceof CfnLintRunError) return error.message;
+    return `cfn-lint: ${firstLine(error)}${error instanceof AssemblyArgumentError ? `. ${USAGE}` : ""}`;
+  },
+  2,
+);

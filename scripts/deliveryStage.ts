@@ -5,9 +5,9 @@
  * --outputs-file`. The names come from infra/deployment.ts, so the workflows spell none of them.
  */
 import { readFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { accountStackSelector, type DeployedStage, deployedStages, STACK_OUTPUTS } from "../infra/deployment";
+import { runAsScript } from "./entryPoint";
 
 export class DeliveryStageError extends Error {}
 
@@ -83,14 +83,10 @@ export function deliveryStageLines(argv: readonly string[], readFile: (path: str
   return lines;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  try {
-    for (const line of deliveryStageLines(process.argv.slice(2), (path) => readFileSync(path, "utf8"))) {
-      console.log(line);
-    }
-  } catch (error) {
-    if (!(error instanceof DeliveryStageError)) throw error;
-    console.error(error.message);
-    process.exitCode = 1;
-  }
-}
+await runAsScript(
+  import.meta.url,
+  (argv) => {
+    for (const line of deliveryStageLines(argv, (path) => readFileSync(path, "utf8"))) console.log(line);
+  },
+  (error) => (error instanceof DeliveryStageError ? error.message : undefined),
+);

@@ -3,13 +3,12 @@
  * from the per-key, per-day last-used records (lib/auth/keyUsage.ts): two Queries of a few KB, exact and available
  * locally, where Logs Insights would bill every scanned GB (https://aws.amazon.com/cloudwatch/pricing/).
  */
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { type ApiKeyRecord, isExpired, scopeOf } from "../lib/auth/apiKeys";
 import { type KeyUse, usageDayOf } from "../lib/auth/keyUsage";
 import { type RouteDefinition, routeList } from "../lib/routes";
-import { silenceSdkNodeVersionWarning } from "../local/settings";
 import { parseDuration } from "./duration";
+import { runAsScript } from "./entryPoint";
 import {
   explainFailure,
   type KeysOptions,
@@ -142,11 +141,8 @@ export async function runDeprecationReport(
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  silenceSdkNodeVersionWarning();
-  runDeprecationReport(process.argv.slice(2)).catch((error: unknown) => {
-    const explained = explainFailure(error);
-    console.error(explained === undefined ? error : `${COMMAND}: ${explained}`);
-    process.exit(1);
-  });
-}
+await runAsScript(
+  import.meta.url,
+  (argv) => runDeprecationReport(argv),
+  (error) => explainFailure(error)?.replace(/^/, `${COMMAND}: `),
+);

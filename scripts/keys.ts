@@ -3,7 +3,6 @@
  * hash stored. Uses the local database (found and checked as `npm start` does, local/localDatabase.ts) unless --stage
  * names a deployed stage, whose table comes from its stack outputs.
  */
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -36,10 +35,10 @@ import {
   type LocalDynamoSetting,
   LocalSettingError,
   localDynamoSetting,
-  silenceSdkNodeVersionWarning,
 } from "../local/settings";
 import { awsErrorKind, noRegionLine, signInLine } from "./awsErrors";
 import { DurationError, formatDuration, parseDuration } from "./duration";
+import { runAsScript } from "./entryPoint";
 import { readStackOutput } from "./stackOutputs";
 import { configuredStageRegion, type StageCommandOptions, stageNames, stageSettingsOf } from "./stageCommand";
 
@@ -304,8 +303,12 @@ export function parseKeysArguments(
       help: { type: "boolean", default: false },
     },
   });
-  const [command, ...rest] = positionals;
+  const [command, keyId] = positionals;
   if (values.help || !command) return { command: "help" };
+  const idOf = (id: string | undefined): string => {
+    if (!id) throw new UsageError(`${command} needs the key id (see: npm run keys -- list).`);
+    return id;
+  };
 
   const target = parseTarget(values, env);
   for (const [option, owner] of Object.entries(optionOwners)) {
@@ -350,20 +353,16 @@ export function parseKeysArguments(
       };
     }
     case "rotate": {
-      const keyId = rest[0];
-      if (!keyId) throw new UsageError("rotate needs the key id (see: npm run keys -- list).");
+      const id = idOf(keyId);
       // 0s reads as a duration; rotateApiKey refuses an overlap shorter than its minimum, and says why.
       const overlapSeconds =
         values.overlap === undefined
           ? DEFAULT_ROTATION_OVERLAP_SECONDS
           : parseDuration(values.overlap, "--overlap", { allowZero: true });
-      return { command, keyId, overlapSeconds, quiet: values.quiet, target };
+      return { command, keyId: id, overlapSeconds, quiet: values.quiet, target };
     }
-    case "revoke": {
-      const keyId = rest[0];
-      if (!keyId) throw new UsageError("revoke needs the key id (see: npm run keys -- list).");
-      return { command, keyId, target };
-    }
+    case "revoke":
+      return { command, keyId: idOf(keyId), target };
     default:
       throw new UsageError(`Unknown command "${command}".\n${usage}`);
   }
@@ -504,6 +503,16 @@ export async function runKeys(
     return;
   }
   const { target } = parsed;
+  /**
+   * A new key, shown once, after `message`. With --quiet standard output is the key alone, for a pipe: `notice` goes to
+   * standard error, after how to keep npm's banner out of standard output.
+   */
+  const showKey = (quiet: boolean, key: string, notice: string, message: string): void => {
+    const banner = quiet ? npmBannerWarning(process.env, Boolean(process.stdout.isTTY)) : undefined;
+    if (banner) warn(banner);
+    if (quiet && notice) warn(`keys: ${notice}`);
+    print(quiet ? key : `${message} store it now:\n${key}`);
+  };
   const opened = await openStore(target, options, warn);
   try {
     const { store } = opened;
@@ -521,17 +530,13 @@ export async function runKeys(
         const expiry = record.expiresAt === undefined ? "" : `It expires at ${record.expiresAt}.`;
         // Read keys are the exception: say so, for whoever hands the key over.
         const kind = `${record.synthetic ? "synthetic " : ""}${scopeOf(record) === "read" ? "read-only " : ""}`;
-        if (parsed.quiet) {
-          warnNpmBanner(warn);
-          // Standard error: standard output is the key alone, for a pipe.
-          if (expiry) warn(`keys: ${kind}key ${record.keyId} created. ${expiry}`);
-          print(key);
-        } else {
-          print(
-            `Created ${kind ? `${kind}key ` : ""}${record.keyId} (${record.name}) ${opened.where}.${expiry ? ` ${expiry}` : ""} The key is shown once; store it now:\n${key}`,
-          );
-        }
-        return;
+        const created = `${kind ? `${kind}key ` : ""}${record.keyId} (${record.name}) ${opened.where}.${expiry ? ` ${expiry}` : ""}`;
+        return showKey(
+          parsed.quiet,
+          key,
+          expiry && `${kind}key ${record.keyId} created. ${expiry}`,
+          `Created ${created} The key is shown once;`,
+        );
       }
       case "rotate": {
         const now = clock();
@@ -546,16 +551,13 @@ export async function runKeys(
         });
         const stops = `${replaced.keyId} keeps working until ${replaced.expiresAt} (${fromNow(new Date(replaced.expiresAt), now)}), then expires.`;
         const ownExpiry = record.expiresAt === undefined ? "" : ` The new key expires at ${record.expiresAt}.`;
-        if (parsed.quiet) {
-          warnNpmBanner(warn);
-          warn(`keys: ${record.keyId} replaces ${replaced.keyId} (${record.name}). ${stops}${ownExpiry}`);
-          print(key);
-        } else {
-          print(
-            `Rotated ${replaced.keyId} (${record.name}) ${opened.where}: its replacement is ${record.keyId}. ${stops}${ownExpiry} The new key is shown once; store it now:\n${key}`,
-          );
-        }
-        return;
+        const rotated = `${replaced.keyId} (${record.name}) ${opened.where}: its replacement is ${record.keyId}.`;
+        return showKey(
+          parsed.quiet,
+          key,
+          `${record.keyId} replaces ${replaced.keyId} (${record.name}). ${stops}${ownExpiry}`,
+          `Rotated ${rotated} ${stops}${ownExpiry} The new key is shown once;`,
+        );
       }
       case "list": {
         // Two Queries, one per partition (keys, uses), whatever the number of keys.
@@ -579,12 +581,6 @@ export async function runKeys(
   }
 }
 
-/** With --quiet, npm's banner would go to standard output before the key: say how to keep it out. */
-function warnNpmBanner(warn: (line: string) => void): void {
-  const notice = npmBannerWarning(process.env, Boolean(process.stdout.isTTY));
-  if (notice) warn(notice);
-}
-
 function printKeys(records: readonly ApiKeyRecord[], uses: UsesByKey, print: (line: string) => void): void {
   const rows = records.map((record) => listColumns.map((column) => column.value(record, uses)));
   for (const line of table([listColumns.map((column) => column.title), ...rows])) print(line);
@@ -604,11 +600,8 @@ export function explainFailure(error: unknown): string | undefined {
   return undefined;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  silenceSdkNodeVersionWarning();
-  runKeys(process.argv.slice(2)).catch((error: unknown) => {
-    const explained = explainFailure(error);
-    console.error(explained === undefined ? error : `keys: ${explained}`);
-    process.exit(1);
-  });
-}
+await runAsScript(
+  import.meta.url,
+  (argv) => runKeys(argv),
+  (error) => explainFailure(error)?.replace(/^/, "keys: "),
+);

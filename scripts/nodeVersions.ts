@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { runAsScript } from "./entryPoint";
 
 /** The one place the tested versions are pinned. */
 export const NODE_VERSIONS = {
@@ -102,20 +102,17 @@ export async function ensureNode(version: string): Promise<string> {
 
 const usage = `Usage: tsx scripts/nodeVersions.ts <${Object.keys(NODE_VERSIONS).join("|")}> | --list`;
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const [argument, ...rest] = process.argv.slice(2);
-  if (argument === "--list" && rest.length === 0) {
-    for (const [name, version] of Object.entries(NODE_VERSIONS)) console.log(`${name} ${version}`);
-  } else if (argument !== undefined && Object.hasOwn(NODE_VERSIONS, argument) && rest.length === 0) {
-    ensureNode(NODE_VERSIONS[argument as NodeVersionName]).then(
-      (binary) => console.log(dirname(binary)),
-      (error: unknown) => {
-        console.error(`nodeVersions: ${error instanceof Error ? error.message : String(error)}`);
-        process.exit(1);
-      },
-    );
-  } else {
-    console.error(usage);
-    process.exitCode = 1;
-  }
-}
+await runAsScript(
+  import.meta.url,
+  async ([argument, ...rest]) => {
+    if (argument === "--list" && rest.length === 0) {
+      for (const [name, version] of Object.entries(NODE_VERSIONS)) console.log(`${name} ${version}`);
+    } else if (argument !== undefined && Object.hasOwn(NODE_VERSIONS, argument) && rest.length === 0) {
+      console.log(dirname(await ensureNode(NODE_VERSIONS[argument as NodeVersionName])));
+    } else {
+      console.error(usage);
+      return 1;
+    }
+  },
+  (error) => `nodeVersions: ${error instanceof Error ? error.message : String(error)}`,
+);

@@ -4,7 +4,6 @@
  * $GITHUB_STEP_SUMMARY. One line per problem, exit 1; usage mistakes exit 2. No AWS call (`npm run preflight` does).
  */
 import { appendFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { type DeployedStageName, deployedStages } from "../infra/deployment";
 import {
@@ -15,6 +14,7 @@ import {
   type StageSettings,
 } from "../infra/settings";
 import { checkoutContext } from "../infra/settingsBaseline";
+import { runAsScript } from "./entryPoint";
 
 const usage = "Usage: npm run readiness -- --stage <staging|prod>";
 
@@ -62,9 +62,10 @@ export function parseStage(argv: readonly string[]): DeployedStageName {
   return stage as DeployedStageName;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  try {
-    const stage = parseStage(process.argv.slice(2));
+await runAsScript(
+  import.meta.url,
+  (argv) => {
+    const stage = parseStage(argv);
     const result = readiness(stage, checkoutContext());
     const inActions = process.env.GITHUB_ACTIONS === "true";
     for (const warning of result.warnings) console.error(inActions ? `::warning::${warning}` : `Warning: ${warning}`);
@@ -79,11 +80,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       ];
       appendFileSync(summaryFile, `${lines.join("\n")}\n`);
     }
-    if (result.problems.length > 0) process.exitCode = 1;
-    else console.log(result.summary);
-  } catch (error) {
-    if (!(error instanceof UsageError || error instanceof SettingsError)) throw error;
-    console.error(error.message);
-    process.exitCode = error instanceof UsageError ? 2 : 1;
-  }
-}
+    if (result.problems.length > 0) return 1;
+    console.log(result.summary);
+  },
+  (error) => (error instanceof UsageError || error instanceof SettingsError ? error.message : undefined),
+  (error) => (error instanceof UsageError ? 2 : 1),
+);

@@ -5,12 +5,12 @@
  * reason, so it is safe against production. The key comes from the environment because npm prints a script's command
  * line (--key still works); it is never printed.
  */
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { describeKeySlip, hasApiKeyShape, isSyntheticApiKey } from "../lib/auth/apiKeys";
 import { stages } from "../lib/config";
 import { API_BASE_PATH } from "../lib/routes";
 import { baseUrlProblem, runSmoke, SmokeRunError } from "../lib/smoke/checks";
+import { runAsScript } from "./entryPoint";
 
 const usage = `Usage: PETSTORE_API_KEY=KEY npm run smoke -- --base-url URL
   --base-url URL     the stage's base URL, ending in ${API_BASE_PATH} (its BaseUrl stack output;
@@ -104,21 +104,17 @@ export function parseSmokeArguments(
   return { baseUrl, key, ordinaryKeyReason: reason };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  try {
-    const parsed = parseSmokeArguments(process.argv.slice(2));
-    if (parsed === "help") console.log(usage);
-    else {
-      if (parsed.ordinaryKeyReason !== undefined)
-        console.error(
-          `smoke: running with an ordinary key (--allow-ordinary-key: ${parsed.ordinaryKeyReason}); its pets stay in every client's listing.`,
-        );
-      const report = await runSmoke(parsed);
-      process.exitCode = report.failed === 0 ? 0 : 1;
-    }
-  } catch (error) {
-    const explained = error instanceof SmokeUsageError || error instanceof SmokeRunError;
-    console.error(explained ? `smoke: ${error.message}` : error);
-    process.exitCode = 1;
-  }
-}
+await runAsScript(
+  import.meta.url,
+  async (argv) => {
+    const parsed = parseSmokeArguments(argv);
+    if (parsed === "help") return console.log(usage);
+    if (parsed.ordinaryKeyReason !== undefined)
+      console.error(
+        `smoke: running with an ordinary key (--allow-ordinary-key: ${parsed.ordinaryKeyReason}); its pets stay in every client's listing.`,
+      );
+    return (await runSmoke(parsed)).failed === 0 ? 0 : 1;
+  },
+  (error) =>
+    error instanceof SmokeUsageError || error instanceof SmokeRunError ? `smoke: ${error.message}` : undefined,
+);

@@ -72,16 +72,6 @@ export function configuredStageRegion(settings: StageSettings, env: NodeJS.Proce
   return settings.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim() || undefined);
 }
 
-/** The line for credentials of another account than the one the stage is pinned to; undefined when they fit. */
-export function wrongAccountProblem(
-  stage: DeployedStageName,
-  account: string,
-  pinnedAccount: string | undefined,
-): string | undefined {
-  if (pinnedAccount === undefined || pinnedAccount === account) return undefined;
-  return `credentials are for account ${account} but ${stage} is pinned to ${pinnedAccount} (${contextKey(stage, "account")} in cdk.json): sign in to ${pinnedAccount}.`;
-}
-
 /** The stage's settings as the CDK app reads them: the context first, then PETSTORE_* variables (infra/settings.ts). */
 export function stageSettingsOf(stage: DeployedStageName, options: StageCommandOptions = {}): StageSettings {
   // The working tree's cdk.json: the committed settings, which the pipeline deploys with too.

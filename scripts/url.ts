@@ -3,11 +3,10 @@
  * `BASE=$(npm run -s url -- --stage staging)` works. One DescribeStacks in the stage's region (./stageCommand.ts).
  * A failure is one line and exit 1; bad arguments, a usage line and exit 2.
  */
-import { pathToFileURL } from "node:url";
 import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import { deployedStages, STACK_OUTPUTS } from "../infra/deployment";
-import { silenceSdkNodeVersionWarning } from "../local/settings";
 import { awsErrorKind, errorParts, signInLine } from "./awsErrors";
+import { runAsScript } from "./entryPoint";
 import { readStackOutput } from "./stackOutputs";
 import { runStageCommand, type StageCommandOptions, stageUsage } from "./stageCommand";
 
@@ -71,7 +70,4 @@ export function main(
   });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  silenceSdkNodeVersionWarning();
-  process.exitCode = await main(process.argv.slice(2));
-}
+await runAsScript(import.meta.url, main);

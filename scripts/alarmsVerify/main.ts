@@ -4,13 +4,12 @@
  * Region and account come from cdk.json and PETSTORE_* as the app reads them (infra/settings.ts).
  */
 import { hostname, userInfo } from "node:os";
-import { pathToFileURL } from "node:url";
 import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
 import { SNSClient } from "@aws-sdk/client-sns";
 import { STSClient } from "@aws-sdk/client-sts";
 import { alarmDeliveryTestAlarmName, type DeployedStageName, deployedStages } from "../../infra/deployment";
-import { silenceSdkNodeVersionWarning } from "../../local/settings";
+import { runAsScript } from "../entryPoint";
 import { parseStageArguments, runStageCommand, type StageCommandOptions, stageUsage } from "../stageCommand";
 import { type AlarmsVerifyClients, AlarmsVerifyError, verifyAlarmDelivery } from "./verify";
 
@@ -92,7 +91,4 @@ export function main(
   });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  silenceSdkNodeVersionWarning();
-  process.exitCode = await main(process.argv.slice(2));
-}
+await runAsScript(import.meta.url, main);

@@ -7,7 +7,9 @@
  * stateUpdateTimestamp matches this run's StateUpdate item (a real item: https://github.com/aws/aws-sdk-java/issues/1723;
  * https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarmHistory.html).
  */
+
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleepFor } from "node:timers/promises";
 import type { CloudFormationClient } from "@aws-sdk/client-cloudformation";
 import {
   type AlarmHistoryItem,
@@ -22,12 +24,11 @@ import {
   type SNSClient,
   type Subscription,
 } from "@aws-sdk/client-sns";
-import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
+import type { STSClient } from "@aws-sdk/client-sts";
 import { alarmDeliveryTestFilterPolicy, type DeployedStageName, STACK_OUTPUTS } from "../../infra/deployment";
 import { contextKey } from "../../infra/settings";
-import { failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
+import { awsCall, type CallFailures, callError, callerAccount, errorParts } from "../awsErrors";
 import { readStackOutput } from "../stackOutputs";
-import { wrongAccountProblem } from "../stageCommand";
 
 export interface AlarmsVerifyClients {
   readonly cloudWatch: CloudWatchClient;
@@ -86,21 +87,15 @@ const WHERE_IT_IS_BUILT = "infra/stacks/monitoring.ts";
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 
 /** What to do about an AWS error of each kind, for a call. */
-function advice(kind: "denied" | "transient", call: string): string {
-  switch (kind) {
-    case "denied":
-      return call.startsWith("sns:")
-        ? ` The credentials need ${call} on the paging topics (the deploy role has it: infra/stacks/deliveryAccessStack.ts; an existing topic of another account must allow it in its topic policy).`
-        : ` The credentials need ${call} on the delivery test alarm (the deploy role has it: infra/stacks/deliveryAccessStack.ts).`;
-    case "transient":
-      return " Run npm run alarms:verify again in a minute.";
-  }
-}
-
-/** The one line for an AWS call that failed in a way the command does not decide on. */
-export function failedCallLine(call: string, error: unknown): string {
-  return awsFailedCallLine(call, error, (kind) => advice(kind, call));
-}
+const FAILURES: CallFailures = {
+  error: (line) => new AlarmsVerifyError(line),
+  advice: (kind, call) => {
+    if (kind === "transient") return " Run npm run alarms:verify again in a minute.";
+    return call.startsWith("sns:")
+      ? ` The credentials need ${call} on the paging topics (the deploy role has it: infra/stacks/deliveryAccessStack.ts; an existing topic of another account must allow it in its topic policy).`
+      : ` The credentials need ${call} on the delivery test alarm (the deploy role has it: infra/stacks/deliveryAccessStack.ts).`;
+  },
+};
 
 // The alarm's history
 
@@ -228,32 +223,13 @@ export function filtersOutDeliveryTest(attributes: Record<string, string> | unde
   });
 }
 
-const sleepFor = (milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds));
-
-/** The account the credentials are for; a problem line when the stage is pinned to another. */
-async function checkAccount(input: AlarmsVerifyInput): Promise<string> {
-  let account: string | undefined;
-  try {
-    account = (await input.clients.sts.send(new GetCallerIdentityCommand({}))).Account;
-  } catch (error) {
-    throw new AlarmsVerifyError(failedCallLine("sts:GetCallerIdentity", error));
-  }
-  if (!account) throw new AlarmsVerifyError("sts:GetCallerIdentity answered without an account.");
-  const wrongAccount = wrongAccountProblem(input.stage, account, input.pinnedAccount);
-  if (wrongAccount) throw new AlarmsVerifyError(wrongAccount);
-  return account;
-}
-
 /** The stage's own alarm topic, from its stack's output. */
 async function ownTopicArn(input: AlarmsVerifyInput, where: string): Promise<string> {
   const { stage, stackName } = input;
   const outputKey = STACK_OUTPUTS.alarmTopicArn;
-  let output: Awaited<ReturnType<typeof readStackOutput>>;
-  try {
-    output = await readStackOutput(input.clients.cloudFormation, stackName, outputKey);
-  } catch (error) {
-    throw new AlarmsVerifyError(failedCallLine("cloudformation:DescribeStacks", error));
-  }
+  const output = await awsCall(FAILURES, "cloudformation:DescribeStacks", () =>
+    readStackOutput(input.clients.cloudFormation, stackName, outputKey),
+  );
   if (output.found === "no stack") {
     throw new AlarmsVerifyError(
       `stack ${stackName} does not exist in ${where}: deploy ${stage} first, or sign in to the account and region it is deployed to.`,
@@ -280,7 +256,7 @@ async function subscriptionsOf(sns: SNSClient, topicArn: string): Promise<Subscr
         `paging topic ${topicArn} does not exist: deploy the stage again, or correct the setting that names it (docs/alarms.md).`,
       );
     }
-    throw new AlarmsVerifyError(failedCallLine("sns:ListSubscriptionsByTopic", error));
+    throw callError(FAILURES, "sns:ListSubscriptionsByTopic", error);
   }
   return subscriptions;
 }
@@ -306,14 +282,9 @@ async function subscriptionProblem(input: AlarmsVerifyInput, topicArn: string): 
   }
   for (const subscription of confirmed) {
     const subscriptionArn = subscription.SubscriptionArn as string;
-    let attributes: Record<string, string> | undefined;
-    try {
-      ({ Attributes: attributes } = await clients.sns.send(
-        new GetSubscriptionAttributesCommand({ SubscriptionArn: subscriptionArn }),
-      ));
-    } catch (error) {
-      throw new AlarmsVerifyError(failedCallLine("sns:GetSubscriptionAttributes", error));
-    }
+    const { Attributes: attributes } = await awsCall(FAILURES, "sns:GetSubscriptionAttributes", () =>
+      clients.sns.send(new GetSubscriptionAttributesCommand({ SubscriptionArn: subscriptionArn })),
+    );
     if (!filtersOutDeliveryTest(attributes, alarmName)) {
       return `${stage}: subscription ${subscriptionArn} (${subscription.Protocol ?? "unknown protocol"}) of paging topic ${topicArn} would receive the delivery test, which must page nobody: give it the filter policy ${JSON.stringify(alarmDeliveryTestFilterPolicy(stage))} with FilterPolicyScope MessageBody, then run npm run alarms:verify -- --stage ${stage} again (docs/alarms.md).`;
     }
@@ -333,7 +304,7 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
   const pollIntervalMs = input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   const runId = input.runId ?? randomUUID();
 
-  const account = await checkAccount(input);
+  const account = await callerAccount(clients.sts, FAILURES, { stage, account: input.pinnedAccount });
   const where = `${account}/${region}`;
   const ownTopic = await ownTopicArn(input, where);
   const pagingTopics = [ownTopic, ...(input.externalTopicArn ? [input.externalTopicArn] : [])];
@@ -357,7 +328,7 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
         `alarm ${alarmName} does not exist in ${where}: deploy ${stage} first (its stack creates the alarm, ${WHERE_IT_IS_BUILT}), or sign in to the account and region it is deployed to.`,
       );
     }
-    throw new AlarmsVerifyError(failedCallLine("cloudwatch:SetAlarmState", error));
+    throw callError(FAILURES, "cloudwatch:SetAlarmState", error);
   }
 
   let outcome: { readonly result: AlarmsVerifyResult } | { readonly error: unknown };
@@ -378,7 +349,7 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
     )
     .then(
       () => undefined,
-      (error: unknown) => failedCallLine("cloudwatch:SetAlarmState (back to OK)", error),
+      (error: unknown) => callError(FAILURES, "cloudwatch:SetAlarmState (back to OK)", error).message,
     );
   if ("error" in outcome) throw outcome.error;
   const { result } = outcome;
@@ -439,7 +410,7 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
       { client: clients.cloudWatch },
       { AlarmName: alarmName, HistoryItemType: type, StartDate: since, ScanBy: "TimestampDescending" },
     );
-    try {
+    await awsCall(FAILURES, "cloudwatch:DescribeAlarmHistory", async () => {
       for await (const page of pages) {
         items.push(
           ...(page.AlarmHistoryItems ?? []).filter(
@@ -447,9 +418,7 @@ export async function verifyAlarmDelivery(input: AlarmsVerifyInput): Promise<Ala
           ),
         );
       }
-    } catch (error) {
-      throw new AlarmsVerifyError(failedCallLine("cloudwatch:DescribeAlarmHistory", error));
-    }
+    });
     return items;
   }
 }

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import dynalite from "dynalite";
@@ -27,6 +27,7 @@ import { DynamoPetRepository } from "../../lib/pets/repository";
 import { ensureTable } from "../../local/dynamo";
 import { listen } from "../../local/listen";
 import { toProxyEvent } from "../../local/proxyEvent";
+import { runAsScript } from "../entryPoint";
 import { type Bundle, buildBundles, bundleDir, bundleFile, projectRoot, SIDES, type Side } from "./build";
 import { coldEnvironment } from "./lambdaEnvironment";
 import { type Figure, figure, markdownTables, TARGETS, type Target } from "./report";
@@ -321,13 +322,12 @@ function coldFigures(runtime: BenchRuntime, times: (name: string) => number[], r
   ];
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const flag = process.argv.indexOf("--rounds");
-  const rounds = flag < 0 ? 5 : Number(process.argv[flag + 1]);
-  try {
+await runAsScript(
+  import.meta.url,
+  async (argv) => {
+    const flag = argv.indexOf("--rounds");
+    const rounds = flag < 0 ? 5 : Number(argv[flag + 1]);
     console.log(markdownTables((await measureCold({ runtimes: BENCH_RUNTIMES, rounds })).figures));
-  } catch (error) {
-    console.error(`cold: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  }
-}
+  },
+  (error) => `cold: ${error instanceof Error ? error.message : String(error)}`,
+);

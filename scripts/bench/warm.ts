@@ -7,8 +7,9 @@
 import { type SpawnOptions, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import type { Readable } from "node:stream";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { runAsScript } from "../entryPoint";
 import { functionEnvironment } from "./lambdaEnvironment";
 import { type Figure, figure, TARGETS, type Target } from "./report";
 import { BENCH_RUNTIMES, type BenchRuntime, nodeOf } from "./runtimes";
@@ -118,14 +119,15 @@ export async function measureWarm(options: {
   return { figures, details: result };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { markdownTables } = await import("./report");
-  const options = {
-    iterations: { type: "string", default: "3000" },
-    rounds: { type: "string", default: "8" },
-  } as const;
-  try {
-    const { values } = parseArgs({ options });
+await runAsScript(
+  import.meta.url,
+  async (argv) => {
+    const { markdownTables } = await import("./report");
+    const options = {
+      iterations: { type: "string", default: "3000" },
+      rounds: { type: "string", default: "8" },
+    } as const;
+    const { values } = parseArgs({ args: argv, options });
     const [iterations, rounds] = [Number(values.iterations), Number(values.rounds)];
     if (!(Number.isInteger(iterations) && Number.isInteger(rounds) && iterations >= rounds && rounds >= 1)) {
       throw new Error("--iterations and --rounds must be whole numbers, rounds at least 1 and at most iterations");
@@ -139,8 +141,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       }
     }
     console.log(markdownTables(figures));
-  } catch (error) {
-    console.error(`warm bench: ${error instanceof Error ? error.message : String(error)}`);
-    process.exitCode = 1;
-  }
-}
+  },
+  (error) => `warm bench: ${error instanceof Error ? error.message : String(error)}`,
+);

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import autocannon from "autocannon";
 import type { NewPet, Pet, PetStatus } from "../../lib/contract/schemas";
+import { percentile, round } from "../bench/stats";
 import { startServer } from "./server";
 
 function positiveInteger(name: string, fallback: number): number {
@@ -212,18 +213,15 @@ function machine(): string {
   return `${availableParallelism()} × ${model}, ${memory}, Node ${process.version}, ${process.platform} ${process.arch}`;
 }
 
-const round = (value: number) => Math.round(value * 10) / 10;
-
-function percentile(sorted: readonly number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] ?? Number.NaN;
-}
+/** To a tenth: what the summary shows. */
+const tenth = (value: number) => round(value, 1);
 
 function latencyByOperation(): string {
   return [...latencies]
-    .map(([operation, values]) => {
-      const sorted = [...values].sort((a, b) => a - b);
-      return `${operation} p50 ${round(percentile(sorted, 0.5))} ms, p99 ${round(percentile(sorted, 0.99))} ms`;
-    })
+    .map(
+      ([operation, values]) =>
+        `${operation} p50 ${tenth(percentile(values, 50))} ms, p99 ${tenth(percentile(values, 99))} ms`,
+    )
     .join("; ");
 }
 
@@ -252,10 +250,10 @@ async function main(): Promise<number> {
       "",
       `Machine:      ${machine()}`,
       `Load:         ${duration} s, ${connections} connections, autocannon; server: npm start --in-memory (one process, dynalite in memory)`,
-      `Requests:     ${result.requests.total} in ${round(result.duration)} s = ${round(result.requests.average)} req/s (mean of per-second counts)`,
+      `Requests:     ${result.requests.total} in ${tenth(result.duration)} s = ${tenth(result.requests.average)} req/s (mean of per-second counts)`,
       `Latency:      p50 ${result.latency.p50} ms, p90 ${result.latency.p90} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms`,
       `By operation: ${latencyByOperation()}`,
-      `Creates:      ${created.size} acknowledged (${round(created.size / result.duration)}/s), ${checks.unacknowledged} stored but cut off by the end of the run`,
+      `Creates:      ${created.size} acknowledged (${tenth(created.size / result.duration)}/s), ${checks.unacknowledged} stored but cut off by the end of the run`,
       `Statuses:     ${[...statusCounts]
         .sort()
         .map(([label, n]) => `${label}: ${n}`)

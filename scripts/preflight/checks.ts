@@ -14,12 +14,11 @@ import {
 } from "@aws-sdk/client-cloudformation";
 import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, type LambdaClient } from "@aws-sdk/client-lambda";
 import { GetHostedZoneCommand, ListResourceRecordSetsCommand, type Route53Client } from "@aws-sdk/client-route-53";
-import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
+import type { STSClient } from "@aws-sdk/client-sts";
 import { type StageConfig, stageReservedConcurrency } from "../../infra/config";
 import { ACCOUNT_STACK_NAME, type DeployedStageName } from "../../infra/deployment";
 import { contextKey, type StageSettings } from "../../infra/settings";
-import { failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
-import { wrongAccountProblem } from "../stageCommand";
+import { awsCall, type CallFailures, callError, callerAccount, errorParts, wrongAccountProblem } from "../awsErrors";
 
 /** The SDK clients the checks call, all for the stage's region; tests pass mocked ones. */
 export interface PreflightClients {
@@ -74,15 +73,11 @@ const CONCURRENCY_QUOTA_CODE = "L-B99A9384";
 // AWS errors
 
 /** What to do about an error that is no decision of the checks. */
-const ADVICE: Record<"denied" | "transient", string> = {
-  denied: " The credentials need read-only access to it.",
-  transient: " Run preflight again in a minute.",
+const FAILURES: CallFailures = {
+  error: (line) => new PreflightError(line),
+  advice: (kind) =>
+    kind === "denied" ? " The credentials need read-only access to it." : " Run preflight again in a minute.",
 };
-
-/** The one line for an AWS call that failed in a way the checks do not decide on. */
-export function failedCallLine(call: string, error: unknown): string {
-  return awsFailedCallLine(call, error, (kind) => ADVICE[kind]);
-}
 
 /** An AWS call's answer, or the name of an error listed in `decisions`; any other error is a PreflightError. */
 async function ask<T>(
@@ -95,18 +90,12 @@ async function ask<T>(
   } catch (error) {
     const { name, message } = errorParts(error);
     if (decisions.includes(name)) return { ok: false, error: name, message, cause: error };
-    throw new PreflightError(failedCallLine(call, error));
+    throw callError(FAILURES, call, error);
   }
 }
 
 /** An AWS call's answer; every error is a PreflightError. */
-async function must<T>(call: string, request: () => Promise<T>): Promise<T> {
-  try {
-    return await request();
-  } catch (error) {
-    throw new PreflightError(failedCallLine(call, error));
-  }
-}
+const must = <T>(call: string, request: () => Promise<T>): Promise<T> => awsCall(FAILURES, call, request);
 
 /** IAM denies as AccessDenied (query and REST-XML services such as Route 53) or AccessDeniedException (JSON ones). */
 const ACCESS_DENIED = ["AccessDenied", "AccessDeniedException"];
@@ -119,9 +108,7 @@ export async function checkCredentials(
   stage: DeployedStageName,
   settings: StageSettings,
 ): Promise<{ account: string; problems: string[] }> {
-  const identity = await must("sts:GetCallerIdentity", () => clients.sts.send(new GetCallerIdentityCommand({})));
-  const account = identity.Account;
-  if (!account) throw new PreflightError("sts:GetCallerIdentity answered without an account.");
+  const account = await callerAccount(clients.sts, FAILURES);
   const wrongAccount = wrongAccountProblem(stage, account, settings.account);
   return { account, problems: wrongAccount ? [wrongAccount] : [] };
 }
@@ -150,7 +137,7 @@ export async function describeStack(clients: PreflightClients, stackName: string
   if (!answer.ok) {
     // CloudFormation answers a stack that does not exist with a ValidationError "Stack with id … does not exist".
     if (/does not exist/i.test(answer.message)) return { stackName, terminationProtection: false };
-    throw new PreflightError(failedCallLine(call, answer.cause));
+    throw callError(FAILURES, call, answer.cause);
   }
   const stack = answer.value.Stacks?.[0];
   // REVIEW_IN_PROGRESS: a stack made for a change set that was never executed; the CDK CLI treats it as not existing

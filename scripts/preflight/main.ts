@@ -3,7 +3,6 @@
  * credentials, before `cdk deploy`. One line per problem on stderr and exit 1, or one "ready" line and exit 0; exit 2
  * with a usage line. Settings come from cdk.json and PETSTORE_* as the app reads them (infra/settings.ts).
  */
-import { pathToFileURL } from "node:url";
 import { ACMClient } from "@aws-sdk/client-acm";
 import { APIGatewayClient } from "@aws-sdk/client-api-gateway";
 import { CloudFormationClient } from "@aws-sdk/client-cloudformation";
@@ -13,7 +12,7 @@ import { STSClient } from "@aws-sdk/client-sts";
 import { stageConfigOf } from "../../infra/config";
 import type { DeployedStageName } from "../../infra/deployment";
 import { routeList } from "../../lib/routes";
-import { silenceSdkNodeVersionWarning } from "../../local/settings";
+import { runAsScript } from "../entryPoint";
 import { parseStageArguments, runStageCommand, type StageCommandOptions, stageUsage } from "../stageCommand";
 import { type PreflightClients, PreflightError, runPreflight } from "./checks";
 
@@ -62,7 +61,4 @@ export function main(argv: readonly string[], options: StageCommandOptions = {})
   });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  silenceSdkNodeVersionWarning();
-  process.exitCode = await main(process.argv.slice(2));
-}
+await runAsScript(import.meta.url, main);

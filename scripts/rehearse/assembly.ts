@@ -5,6 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { Manifest, VERSION_MISMATCH } from "aws-cdk-lib/cloud-assembly-schema";
 import {
   AssetManifestArtifact,
@@ -57,6 +58,34 @@ export class AssemblyError extends Error {
 }
 
 const MANIFEST = "manifest.json";
+
+/**
+ * `[--assembly DIR] [--help]`, the arguments of npm run rehearse and npm run lint:cfn. A mistake throws an
+ * AssemblyArgumentError of one line, without the period, for the command to add its usage.
+ */
+export function assemblyArguments(argv: readonly string[]): { assembly?: string; help: boolean } {
+  try {
+    const { values } = parseArgs({
+      args: [...argv],
+      options: { assembly: { type: "string" }, help: { type: "boolean", short: "h" } },
+      strict: true,
+      allowPositionals: false,
+    });
+    if (values.assembly === "") throw new AssemblyArgumentError("--assembly needs a directory");
+    return { ...(values.assembly === undefined ? {} : { assembly: values.assembly }), help: values.help ?? false };
+  } catch (error) {
+    if (error instanceof AssemblyArgumentError) throw error;
+    const { code, message } = error as Error & { code?: string };
+    // `--assembly` last, or followed by another option: parseArgs calls the value missing or ambiguous.
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && message.includes("'--assembly")) {
+      throw new AssemblyArgumentError("--assembly needs a directory");
+    }
+    // parseArgs's own messages ("Unknown option '--bogus'"); a few span lines, the first says it.
+    throw new AssemblyArgumentError((message.split("\n")[0] ?? "").replace(/\.$/, ""));
+  }
+}
+
+export class AssemblyArgumentError extends Error {}
 
 /** Every CloudFormation stack of the assembly, nested stage assemblies included. */
 export function readAssembly(directory: string): AssemblyStack[] {

@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp, committedFeatureFlags } from "../../infra/app";
-import type { RehearsalConfiguration } from "./configurations";
+import { type RehearsalConfiguration, rehearsalConfigurations } from "./configurations";
 
 /**
  * One assembly directory per configuration. Each synthesis writes to one shared directory first, since the CDK reuses
@@ -30,4 +30,24 @@ export function synthesizeAll(configurations: readonly RehearsalConfiguration[])
   }
   rmSync(shared, { recursive: true, force: true });
   return directories;
+}
+
+/**
+ * `use` with each rehearsal configuration and its assembly directory (synthesizeAll); the directories are removed
+ * afterwards, also when `use` fails, and those it never reached.
+ */
+export async function withRehearsalAssemblies<T>(
+  use: (assemblies: { configuration: RehearsalConfiguration; directory: string }[]) => Promise<T> | T,
+): Promise<T> {
+  const directories = synthesizeAll(rehearsalConfigurations);
+  try {
+    return await use(
+      rehearsalConfigurations.map((configuration) => ({
+        configuration,
+        directory: directories.get(configuration.name) as string,
+      })),
+    );
+  } finally {
+    for (const directory of directories.values()) rmSync(directory, { recursive: true, force: true });
+  }
 }

@@ -5,7 +5,7 @@
  * acknowledged by `{ "change": "unbuildable-base", "base": "<commit>", "reason": "..." }`.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { CHANGE_KINDS, type ChangeKind, type Finding } from "./compare";
+import { CHANGE_KINDS, type ChangeKind, type Finding, wildcardPattern } from "./compare";
 
 export const ACKNOWLEDGEMENTS_FILE = "release-acknowledgements.json";
 
@@ -83,20 +83,12 @@ export function readAcknowledgements(path: string): Acknowledgement[] {
   return existsSync(path) ? parseAcknowledgements(readFileSync(path, "utf8")) : [];
 }
 
-const stackPattern = (pattern: string) =>
-  new RegExp(
-    `^${pattern
-      .split("*")
-      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-      .join(".*")}$`,
-  );
-
 export const acknowledges = (acknowledgement: Acknowledgement, finding: Finding): boolean =>
   acknowledgement.change === UNBUILDABLE_BASE
     ? finding.change === UNBUILDABLE_BASE && finding.logicalId.startsWith(acknowledgement.base ?? "-")
     : acknowledgement.change === finding.change &&
       acknowledgement.logicalId === finding.logicalId &&
-      stackPattern(acknowledgement.stack).test(finding.stack);
+      wildcardPattern(acknowledgement.stack).test(finding.stack);
 
 export interface Verdict {
   /** Findings no acknowledgement covers: the release fails. */

@@ -300,16 +300,18 @@ const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 type Statement = TemplateDiff["iamChanges"]["statements"]["additions"][number];
 type Targets = Statement["actions"];
 
+/** A pattern whose `*` stands for any characters, and every other character for itself, as a RegExp of the whole. */
+export const wildcardPattern = (pattern: string) =>
+  new RegExp(
+    `^${pattern
+      .split("*")
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
+
 /** Whether an IAM pattern (`dynamodb:*`, `arn:…/*`) matches a value; exact otherwise. */
 const matches = (pattern: string, value: string) =>
-  pattern === value ||
-  (pattern.includes("*") &&
-    new RegExp(
-      `^${pattern
-        .split("*")
-        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-        .join(".*")}$`,
-    ).test(value));
+  pattern === value || (pattern.includes("*") && wildcardPattern(pattern).test(value));
 
 const sameTargets = (a: Targets, b: Targets) =>
   a.not === b.not && a.values.length === b.values.length && a.values.every((value) => b.values.includes(value));

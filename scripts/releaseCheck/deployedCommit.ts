@@ -5,7 +5,7 @@
  * https://docs.github.com/en/rest/deployments/statuses#list-deployment-statuses). Reads GITHUB_REPOSITORY, GITHUB_TOKEN
  * and GITHUB_API_URL. A failed call fails the step: "nothing deployed" would let everything pass.
  */
-import { pathToFileURL } from "node:url";
+import { runAsScript } from "../entryPoint";
 
 /** Answers a GET of a path of GitHub's REST API with its JSON body. */
 export type GitHubGet = (path: string) => Promise<unknown>;
@@ -87,12 +87,8 @@ export async function deployedCommitLine(
   return `commit=${commit ?? ""}`;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  try {
-    console.log(await deployedCommitLine(process.argv.slice(2), process.env));
-  } catch (error) {
-    if (!(error instanceof DeployedCommitError)) throw error;
-    console.error(`deployedCommit: ${error.message}`);
-    process.exitCode = 1;
-  }
-}
+await runAsScript(
+  import.meta.url,
+  async (argv) => console.log(await deployedCommitLine(argv, process.env)),
+  (error) => (error instanceof DeployedCommitError ? `deployedCommit: ${error.message}` : undefined),
+);

@@ -8,8 +8,8 @@
  */
 import { appendFileSync, existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { runAsScript } from "../entryPoint";
 import {
   ACKNOWLEDGEMENTS_FILE,
   AcknowledgementsError,
@@ -165,9 +165,9 @@ async function buildBase(appRoot: string, base: BaseCommit): Promise<BaseSide> {
   }
 }
 
-async function main(): Promise<number> {
+async function main(argv: readonly string[]): Promise<number> {
   try {
-    const options = parseReleaseCheckArguments(process.argv.slice(2), process.env);
+    const options = parseReleaseCheckArguments(argv, process.env);
     const result = await releaseCheck(process.cwd(), options);
     for (const line of result.lines) console.log(line);
     if (options.summary) appendFileSync(options.summary, result.markdown);
@@ -179,6 +179,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.exitCode = await main();
-}
+await runAsScript(import.meta.url, main);

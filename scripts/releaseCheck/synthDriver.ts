@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { runAsScript } from "../entryPoint";
 
 /** Starts the one line the parent reports when a synthesis fails. */
 export const SYNTHESIS_FAILURE = "release-check synthesis failed: ";
@@ -21,14 +22,11 @@ async function synthesize(checkout: string, outdir: string): Promise<void> {
   appModule.buildApp({ context: cdkJson.context ?? {}, outdir, environment: {}, policyValidation: false }).app.synth();
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [checkout, outdir] = process.argv.slice(2);
-  try {
+await runAsScript(
+  import.meta.url,
+  async ([checkout, outdir]) => {
     if (!checkout || !outdir) throw new Error("usage: synthDriver.ts <checkout> <outdir>");
     await synthesize(checkout, outdir);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    console.error(`${SYNTHESIS_FAILURE}${message.split("\n")[0]}`);
-    process.exitCode = 1;
-  }
-}
+  },
+  (error) => `${SYNTHESIS_FAILURE}${(error instanceof Error ? error.message : String(error)).split("\n")[0]}`,
+);

@@ -4,14 +4,13 @@
  * start with `restore: `; progress and failures on stderr, the result on stdout. Exit 0 restored, 1 with one line, 2
  * with a usage line. Region and account come from cdk.json and PETSTORE_* as the app reads them (infra/settings.ts).
  */
-import { pathToFileURL } from "node:url";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { STSClient } from "@aws-sdk/client-sts";
 import { servingTableName, stageConfigOf } from "../../infra/config";
 import { type DeployedStageName, deployedStages } from "../../infra/deployment";
 import { contextKey, tableNameProblem } from "../../infra/settings";
 import { stageTableSettings } from "../../infra/stacks/dataStack";
-import { silenceSdkNodeVersionWarning } from "../../local/settings";
+import { runAsScript } from "../entryPoint";
 import {
   parseStageArguments,
   runStageCommand,
@@ -130,7 +129,4 @@ export async function main(
   );
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  silenceSdkNodeVersionWarning();
-  process.exitCode = await main(process.argv.slice(2));
-}
+await runAsScript(import.meta.url, main);

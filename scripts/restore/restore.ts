@@ -5,6 +5,7 @@
  * (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_RestoreTableToPointInTime.html), and deletion
  * protection. Run again with the same time and name, it continues where it stopped.
  */
+import { setTimeout as sleepFor } from "node:timers/promises";
 import {
   DescribeContinuousBackupsCommand,
   DescribeTableCommand,
@@ -17,12 +18,11 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
-import { GetCallerIdentityCommand, type STSClient } from "@aws-sdk/client-sts";
+import type { STSClient } from "@aws-sdk/client-sts";
 import type { DeployedStageName } from "../../infra/deployment";
 import { contextKey } from "../../infra/settings";
 import { createTableInput, isPetTable } from "../../lib/db/table";
-import { failedCallLine as awsFailedCallLine, errorParts } from "../awsErrors";
-import { wrongAccountProblem } from "../stageCommand";
+import { awsCall, type CallFailures, callError, callerAccount, errorParts } from "../awsErrors";
 
 export interface RestoreClients {
   readonly dynamo: DynamoDBClient;
@@ -76,27 +76,15 @@ const DEFAULT_POLL_INTERVAL_MS = 30_000;
 /** UpdateContinuousBackups answers ContinuousBackupsUnavailableException until backups are on for a new table. */
 const BACKUPS_ATTEMPTS = 10;
 
-const sleepFor = (milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds));
+const FAILURES: CallFailures = {
+  error: (line) => new RestoreError(line),
+  advice: (kind, call) =>
+    kind === "denied"
+      ? ` The credentials need ${call}: restore with an administrator's role of the stage's account (the deploy role cannot).`
+      : " Run the same command again: it continues where it stopped.",
+};
 
-function advice(kind: "denied" | "transient", call: string): string {
-  switch (kind) {
-    case "denied":
-      return ` The credentials need ${call}: restore with an administrator's role of the stage's account (the deploy role cannot).`;
-    case "transient":
-      return " Run the same command again: it continues where it stopped.";
-  }
-}
-
-const failed = (call: string, error: unknown) =>
-  new RestoreError(awsFailedCallLine(call, error, (kind) => advice(kind, call)));
-
-async function call<T>(name: string, send: () => Promise<T>): Promise<T> {
-  try {
-    return await send();
-  } catch (error) {
-    throw failed(name, error);
-  }
-}
+const call = <T>(name: string, send: () => Promise<T>): Promise<T> => awsCall(FAILURES, name, send);
 
 /** The table, or undefined when there is none of that name. */
 async function describeTable(clients: RestoreClients, tableName: string): Promise<TableDescription | undefined> {
@@ -104,19 +92,8 @@ async function describeTable(clients: RestoreClients, tableName: string): Promis
     return (await clients.dynamo.send(new DescribeTableCommand({ TableName: tableName }))).Table;
   } catch (error) {
     if (errorParts(error).name === "ResourceNotFoundException") return undefined;
-    throw failed("dynamodb:DescribeTable", error);
+    throw callError(FAILURES, "dynamodb:DescribeTable", error);
   }
-}
-
-/** The account the credentials are for; an error when the stage is pinned to another. */
-async function checkAccount(input: RestoreInput): Promise<string> {
-  const { Account: account } = await call("sts:GetCallerIdentity", () =>
-    input.clients.sts.send(new GetCallerIdentityCommand({})),
-  );
-  if (!account) throw new RestoreError("sts:GetCallerIdentity answered without an account.");
-  const wrongAccount = wrongAccountProblem(input.stage, account, input.pinnedAccount);
-  if (wrongAccount) throw new RestoreError(wrongAccount);
-  return account;
 }
 
 /** Refuses a time outside the source's recovery window, in one line. */
@@ -186,7 +163,7 @@ async function enableRecovery(input: RestoreInput): Promise<void> {
       // "Backups have not yet been enabled for this table": a table this new has them shortly.
       // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateContinuousBackups.html
       if (errorParts(error).name !== "ContinuousBackupsUnavailableException" || attempt >= BACKUPS_ATTEMPTS) {
-        throw failed("dynamodb:UpdateContinuousBackups", error);
+        throw callError(FAILURES, "dynamodb:UpdateContinuousBackups", error);
       }
       await sleep(input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
     }
@@ -236,7 +213,10 @@ async function applyStageSettings(input: RestoreInput, table: TableDescription):
 export async function restoreTable(input: RestoreInput): Promise<RestoreResult> {
   const { clients, sourceTableName, targetTableName, restoreTo } = input;
   const say = input.say ?? (() => {});
-  const account = await checkAccount(input);
+  const account = await callerAccount(input.clients.sts, FAILURES, {
+    stage: input.stage,
+    account: input.pinnedAccount,
+  });
 
   const source = await describeTable(clients, sourceTableName);
   if (!source) {
