@@ -30,13 +30,24 @@ export interface RegistryProject {
 /** npm's own output stays out of the test's; only failures carry it. */
 const QUIET_NPM = ["--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
 
+/**
+ * The environment without the settings of this repository's .npmrc, which `npm test` passes on to
+ * every process as npm_config_*: a user's project has none of them (engine-strict would refuse a
+ * tool whose engines name a newer Node than the one running npm, where npm otherwise only warns).
+ */
+function userEnvironment(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => name.toLowerCase() !== "npm_config_engine_strict"),
+  );
+}
+
 export async function newRegistryProject(prefix: string): Promise<RegistryProject> {
   const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
   async function run(command: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv } = {}) {
     try {
       const { stdout, stderr } = await execFileAsync(command, [...args], {
         cwd: dir,
-        env: options.env ?? process.env,
+        env: options.env ?? userEnvironment(),
         maxBuffer: 64 * 1024 * 1024,
       });
       return { stdout, stderr };
