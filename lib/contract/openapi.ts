@@ -67,9 +67,6 @@ export interface OpenApiDocument extends JsonObject {
   };
 }
 
-// Beside the codes in schemas.ts so that examples.ts needs nothing from this file (no import circle).
-export { type ErrorStatus, errorCodesByStatus };
-
 /** The codes `route` may answer with `status`: a 403 is `insufficient_scope` only where some key lacks the route's scope. */
 export function errorCodesOf(route: Pick<RouteDefinition, "scope">, status: ErrorStatus): readonly ErrorCode[] {
   const codes: readonly ErrorCode[] = errorCodesByStatus[status];

@@ -5,12 +5,8 @@
  * on every response its helpers return, so every HTTP-level test is also a contract test.
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020";
-import {
-  buildOpenApiDocument,
-  errorCodesByStatus,
-  type JsonObject,
-  type OpenApiDocument,
-} from "../../lib/contract/openapi";
+import { buildOpenApiDocument, type JsonObject, type OpenApiDocument } from "../../lib/contract/openapi";
+import { errorCodesByStatus } from "../../lib/contract/schemas";
 
 export interface ObservedRequest {
   readonly method: string;

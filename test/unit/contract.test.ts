@@ -6,15 +6,11 @@ import { build } from "esbuild";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lambdaEsbuildOptions } from "../../infra/bundling";
+import { buildOpenApiDocument, errorCodesOf, type JsonObject } from "../../lib/contract/openapi";
 import {
-  buildOpenApiDocument,
   type ErrorStatus,
-  errorCodesByStatus,
-  errorCodesOf,
-  type JsonObject,
-} from "../../lib/contract/openapi";
-import {
   errorCodes,
+  errorCodesByStatus,
   errorSchema,
   newPetSchema,
   type Pet,
