@@ -132,16 +132,22 @@ export function cliSettingsBaseline(context: (key: string) => unknown): Settings
 }
 
 /**
+ * Whether this runs in CI: GitHub Actions always sets CI=true
+ * (https://docs.github.com/en/actions/reference/variables-reference); CI=false or CI=0 is a person
+ * saying it does not. The one definition for the app and the commands.
+ */
+export const runsInCi = (env: NodeJS.ProcessEnv): boolean => Boolean(env.CI) && !/^(false|0)$/i.test(env.CI ?? "");
+
+/**
  * The line `cdk synth`, `cdk ls` or `cdk deploy` shows before the app's long silence (the policy
  * checks, above all Control Tower's Guard rules, then esbuild for each function the command
- * bundles), or undefined in CI, whose logs need no reassurance: GitHub Actions always sets CI=true
- * (https://docs.github.com/en/actions/reference/variables-reference). The CDK CLI gives the app no
+ * bundles), or undefined in CI, whose logs need no reassurance. The CDK CLI gives the app no
  * sign of its own --quiet, and shows what the app writes to stderr as it comes. The estimate is
  * timed on the project's 2-core machine with Node 24: `npx cdk synth --quiet` 21–25 s, `npx cdk ls`
  * 35 s while other work shared the cores.
  */
 export function synthesisNotice(app: App, env: NodeJS.ProcessEnv): string | undefined {
-  if (env.CI && !/^(false|0)$/i.test(env.CI)) return undefined;
+  if (runsInCi(env)) return undefined;
   const constructs = app.node.findAll();
   const stacks = constructs.filter((construct) => Stack.isStack(construct)).length;
   // `cdk ls` and `cdk destroy` bundle nothing (the CLI passes an empty aws:cdk:bundling-stacks).

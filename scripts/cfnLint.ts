@@ -17,6 +17,7 @@
 import { spawnSync } from "node:child_process";
 import { relative } from "node:path";
 import { UNKNOWN_REGION } from "aws-cdk-lib/cx-api";
+import { runsInCi } from "../infra/app";
 import { type CfnLintAllowance, cfnLintAllowances } from "./cfnLintAllowances";
 import { runAsScript } from "./entryPoint";
 import {
@@ -44,12 +45,6 @@ export const NOT_FOUND =
 export const NOT_LINTED =
   "cfn-lint: not installed, so the CloudFormation templates were not linted (CI lints them); " +
   `to lint them here: pip install cfn-lint==${CFN_LINT_VERSION}`;
-
-/**
- * Whether this runs in CI, where a missing cfn-lint is a failure: GitHub Actions sets CI=true
- * (https://docs.github.com/en/actions/reference/variables-reference).
- */
-export const inCi = (env: NodeJS.ProcessEnv): boolean => env.CI?.toLowerCase() === "true";
 
 /** A failure to lint at all (exit 2), as opposed to findings (exit 1). */
 export class CfnLintRunError extends Error {
@@ -267,7 +262,7 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     version = cfnLintVersion();
   } catch (error) {
-    if (!(error instanceof CfnLintRunError && error.message === NOT_FOUND) || inCi(process.env)) throw error;
+    if (!(error instanceof CfnLintRunError && error.message === NOT_FOUND) || runsInCi(process.env)) throw error;
     console.log(NOT_LINTED);
     return 0;
   }
