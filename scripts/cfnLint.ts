@@ -19,7 +19,7 @@ import { relative } from "node:path";
 import { UNKNOWN_REGION } from "aws-cdk-lib/cx-api";
 import { runsInCi } from "../infra/app";
 import { type CfnLintAllowance, cfnLintAllowances } from "./cfnLintAllowances";
-import { runAsScript } from "./entryPoint";
+import { firstLine, runAsScript } from "./entryPoint";
 import {
   AssemblyArgumentError,
   AssemblyError,
@@ -242,10 +242,6 @@ export function summaryLine(templateCount: number, result: AllowanceResult, vers
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error ?? ""));
 
-function firstLine(error: unknown): string {
-  return messageOf(error).trim().split("\n")[0] || "no message";
-}
-
 /** The last line of cfn-lint's stderr: a Python traceback ends with the exception and its message. */
 function lastLine(error: unknown): string {
   return messageOf(error).trim().split("\n").at(-1) || "no message";
@@ -290,7 +286,7 @@ await runAsScript(
   main,
   (error) => {
     if (error instanceof CfnLintRunError) return error.message;
-    return `cfn-lint: ${firstLine(error)}${error instanceof AssemblyArgumentError ? `. ${USAGE}` : ""}`;
+    return `cfn-lint: ${firstLine(error) || "no message"}${error instanceof AssemblyArgumentError ? `. ${USAGE}` : ""}`;
   },
   2,
 );

@@ -5,6 +5,10 @@
 import { pathToFileURL } from "node:url";
 import { silenceSdkNodeVersionWarning } from "../local/settings";
 
+/** The first line of an error's message (or of what was thrown), for a command's one line. */
+export const firstLine = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error ?? "")).trim().split("\n")[0] ?? "";
+
 /**
  * Runs `run` with the arguments when `moduleUrl` (import.meta.url) is the script started; a number it answers is the
  * exit code. `failure` words an error the command foresaw as its one line (exit `code`, or the one it gives that

@@ -5,7 +5,7 @@
  * unknown option, a directory that is not a readable cloud assembly).
  */
 import { existsSync } from "node:fs";
-import { runAsScript } from "../entryPoint";
+import { firstLine, runAsScript } from "../entryPoint";
 import { AssemblyArgumentError, AssemblyError, assemblyArguments, readAssembly } from "./assembly";
 import type { RehearsalReport } from "./report";
 
@@ -56,9 +56,7 @@ await runAsScript(
   import.meta.url,
   main,
   (error) =>
-    error instanceof AssemblyArgumentError
-      ? `rehearse: ${error.message}. ${USAGE}`
-      : `rehearse: ${(error instanceof Error ? error.message : String(error)).split("\n")[0]}`,
+    error instanceof AssemblyArgumentError ? `rehearse: ${error.message}. ${USAGE}` : `rehearse: ${firstLine(error)}`,
   // An assembly that cannot be read is wrong input (2), like a wrong argument; anything else is the rehearsal failing (1).
   (error) => (error instanceof AssemblyArgumentError || error instanceof AssemblyError ? 2 : 1),
 );

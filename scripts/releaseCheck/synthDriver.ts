@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { runAsScript } from "../entryPoint";
+import { firstLine, runAsScript } from "../entryPoint";
 
 /** Starts the one line the parent reports when a synthesis fails. */
 export const SYNTHESIS_FAILURE = "release-check synthesis failed: ";
@@ -28,5 +28,5 @@ await runAsScript(
     if (!checkout || !outdir) throw new Error("usage: synthDriver.ts <checkout> <outdir>");
     await synthesize(checkout, outdir);
   },
-  (error) => `${SYNTHESIS_FAILURE}${(error instanceof Error ? error.message : String(error)).split("\n")[0]}`,
+  (error) => `${SYNTHESIS_FAILURE}${firstLine(error)}`,
 );

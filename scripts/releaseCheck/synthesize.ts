@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CloudAssembly } from "aws-cdk-lib/cx-api";
+import { firstLine } from "../entryPoint";
 import type { StackTemplate } from "./compare";
 import type { CfnTemplate } from "./stateful";
 import { SYNTHESIS_FAILURE } from "./synthDriver";
@@ -194,7 +195,7 @@ export function readAssembly(outdir: string): StackTemplate[] {
   try {
     assembly = new CloudAssembly(outdir);
   } catch (error) {
-    const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+    const reason = firstLine(error);
     throw new ReleaseCheckInputError(`${outdir} is not a cloud assembly (cdk.out): ${reason}`);
   }
   return assembly.stacksRecursively.map((artifact) => ({
